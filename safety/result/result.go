@@ -1,0 +1,182 @@
+// Package result defines OperationResult, the one shape every Bastion tool
+// answers with, and the closed set of codes it may carry.
+//
+// The package refuses to let raw error text reach a client: Fail turns any
+// error into a code and a reason, and only reasons written by Bastion (those
+// carried by *Error) are shown verbatim. A syscall's message never is.
+package result
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"syscall"
+	"time"
+)
+
+// Code is one of the closed set of result codes.
+type Code string
+
+// The closed set of codes. Nothing else ever appears in a result.
+const (
+	OK                   Code = "OK"
+	PolicyDenied         Code = "POLICY_DENIED"
+	InvalidRequest       Code = "INVALID_REQUEST"
+	PathEscape           Code = "PATH_ESCAPE"
+	NotFound             Code = "NOT_FOUND"
+	Stale                Code = "STALE"
+	NeedsExplicitRequest Code = "NEEDS_EXPLICIT_REQUEST"
+	Timeout              Code = "TIMEOUT"
+	OutputTruncated      Code = "OUTPUT_TRUNCATED"
+	OperationFailed      Code = "OPERATION_FAILED"
+	AuditUnavailable     Code = "AUDIT_UNAVAILABLE"
+	InternalError        Code = "INTERNAL_ERROR"
+)
+
+// Codes lists every code, in the order above.
+var Codes = []Code{OK, PolicyDenied, InvalidRequest, PathEscape, NotFound, Stale,
+	NeedsExplicitRequest, Timeout, OutputTruncated, OperationFailed, AuditUnavailable, InternalError}
+
+// Valid reports whether c is one of the closed set.
+func (c Code) Valid() bool {
+	for _, k := range Codes {
+		if k == c {
+			return true
+		}
+	}
+	return false
+}
+
+// OperationResult is what every tool returns, as structured content and as
+// JSON text.
+type OperationResult struct {
+	OK         bool    `json:"ok"`
+	Code       Code    `json:"code"`
+	Action     string  `json:"action"`
+	Reason     string  `json:"reason"`
+	Detail     any     `json:"detail"`
+	DurationMS float64 `json:"duration_ms"`
+}
+
+// JSON renders r as compact JSON. It never fails: a detail that cannot be
+// encoded is replaced by an INTERNAL_ERROR result.
+func (r OperationResult) JSON() []byte {
+	b, err := json.Marshal(r)
+	if err != nil {
+		b, _ = json.Marshal(OperationResult{Code: InternalError, Action: r.Action,
+			Reason: "the result could not be encoded", Detail: map[string]any{}, DurationMS: r.DurationMS})
+	}
+	return b
+}
+
+// Error is a refusal or failure with a code and a reason written for the
+// model. Its Reason is safe to show to a client; Err (if any) is not shown.
+type Error struct {
+	Code   Code
+	Reason string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return string(e.Code) + ": " + e.Reason + ": " + e.Err.Error()
+	}
+	return string(e.Code) + ": " + e.Reason
+}
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, sentinel) match any *Error with the same code and
+// reason, so sentinels compare by value.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code && t.Reason == e.Reason && t.Err == nil
+}
+
+// New returns an *Error with the given code and reason.
+func New(code Code, reason string) *Error { return &Error{Code: code, Reason: reason} }
+
+// Wrap returns an *Error with code and reason that keeps err for logs and
+// errors.Is, without ever showing err's text to a client.
+func Wrap(code Code, reason string, err error) *Error {
+	return &Error{Code: code, Reason: reason, Err: err}
+}
+
+// errnoTable maps the syscall errors Bastion expects to a code and a reason.
+// It is the one place where an OS error becomes client-visible words.
+var errnoTable = []struct {
+	err    error
+	code   Code
+	reason string
+}{
+	{context.DeadlineExceeded, Timeout, "the operation timed out"},
+	{context.Canceled, OperationFailed, "the operation was cancelled"},
+	{syscall.ENOENT, NotFound, "no such file or directory"},
+	{syscall.ENOTDIR, NotFound, "a path component is not a directory"},
+	{syscall.ELOOP, PathEscape, "the path goes through a symbolic link"},
+	{syscall.EXDEV, PathEscape, "the path leaves the root or crosses a mount"},
+	{syscall.EEXIST, PolicyDenied, "the destination already exists"},
+	{syscall.ENOTEMPTY, OperationFailed, "a directory was not empty (something wrote into it)"},
+	{syscall.EACCES, OperationFailed, "permission denied by the operating system"},
+	{syscall.EPERM, OperationFailed, "operation not permitted by the operating system"},
+	{syscall.EROFS, OperationFailed, "the file system is read-only"},
+	{syscall.ENOSPC, OperationFailed, "no space left on the device"},
+	{syscall.EBUSY, OperationFailed, "the file or directory is busy"},
+	{syscall.ENAMETOOLONG, InvalidRequest, "a name is too long"},
+	{syscall.EIO, OperationFailed, "an input/output error occurred"},
+	{fs.ErrNotExist, NotFound, "no such file or directory"},
+	{fs.ErrExist, PolicyDenied, "the destination already exists"},
+	{fs.ErrPermission, OperationFailed, "permission denied by the operating system"},
+}
+
+// Classify returns the code and the client-safe reason for err. An *Error
+// anywhere in the chain wins; otherwise the errno table decides; anything
+// else is OPERATION_FAILED with a generic reason.
+func Classify(err error) (Code, string) {
+	if err == nil {
+		return OK, ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code, e.Reason
+	}
+	for _, row := range errnoTable {
+		if errors.Is(err, row.err) {
+			return row.code, row.reason
+		}
+	}
+	return OperationFailed, "the operation failed"
+}
+
+// CodeOf returns Classify's code.
+func CodeOf(err error) Code { c, _ := Classify(err); return c }
+
+// Success builds an OK result.
+func Success(action, reason string, detail any, start time.Time) OperationResult {
+	return finish(OperationResult{OK: true, Code: OK, Action: action, Reason: reason, Detail: detail}, start)
+}
+
+// Fail builds a failed result from err. detail may be nil.
+func Fail(action string, err error, detail any, start time.Time) OperationResult {
+	code, reason := Classify(err)
+	return finish(OperationResult{OK: false, Code: code, Action: action, Reason: reason, Detail: detail}, start)
+}
+
+// With builds a result with an explicit code; ok is true only for OK and
+// for codes that report something that ran (OUTPUT_TRUNCATED).
+func With(action string, code Code, reason string, detail any, start time.Time) OperationResult {
+	ok := code == OK || code == OutputTruncated
+	return finish(OperationResult{OK: ok, Code: code, Action: action, Reason: reason, Detail: detail}, start)
+}
+
+func finish(r OperationResult, start time.Time) OperationResult {
+	if r.Detail == nil {
+		r.Detail = map[string]any{}
+	}
+	if !start.IsZero() {
+		r.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	}
+	return r
+}
