@@ -1,0 +1,568 @@
+//go:build linux
+
+package jail
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bastion-mcp/bastion/safety/result"
+)
+
+const resolveFlags = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS |
+	unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV
+
+// noOpenat2 is set once openat2 reports ENOSYS; the component walk is used from then on.
+var noOpenat2 atomic.Bool
+
+// Guarantee describes the boundary this build enforces, for startup messages and docs.
+const Guarantee = "openat2 anchored resolution: no symlinks, no escapes, no mount crossing; identity-checked fd-relative removal"
+
+// Root is an open, canonical root directory.
+type Root struct {
+	dir  *Dir
+	path string
+}
+
+// Dir is an open directory, reached without following any symlink.
+type Dir struct {
+	fd   int
+	rel  string // relative to its Root, for messages
+	info Info
+}
+
+// OpenRoot opens the operator's root directory. The path must be absolute,
+// exist, be a directory and not itself be a symlink; symlinks in its parent
+// components are resolved once, here, to give the canonical path.
+func OpenRoot(path string) (*Root, error) {
+	if path == "" || !filepath.IsAbs(path) || badText(path) {
+		return nil, ErrRootInvalid
+	}
+	path = filepath.Clean(path)
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return nil, ErrRootNotDir
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return nil, ErrRootSymlink
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil, ErrRootNotDir
+	}
+	canon, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, ErrRootNotDir
+	}
+	fd, err := retry(func() (int, error) {
+		return unix.Open(canon, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return nil, result.Wrap(result.PolicyDenied, "the root cannot be opened", err)
+	}
+	d := &Dir{fd: fd, rel: "."}
+	if d.info, err = statFd(fd, "."); err != nil {
+		unix.Close(fd)
+		return nil, result.Wrap(result.PolicyDenied, "the root cannot be examined", err)
+	}
+	return &Root{dir: d, path: canon}, nil
+}
+
+// Path returns the canonical absolute path of the root.
+func (r *Root) Path() string { return r.path }
+
+// Identity returns the root directory's identity.
+func (r *Root) Identity() Identity { return r.dir.info.ID }
+
+// Close releases the root's fd.
+func (r *Root) Close() error { return r.dir.Close() }
+
+// Clean validates p against this root (see the package function Clean).
+func (r *Root) Clean(p string) (string, error) { return Clean(r.path, p) }
+
+// OpenDir opens the directory rel (a cleaned relative path, "." for the root)
+// anchored beneath the root.
+func (r *Root) OpenDir(rel string) (*Dir, error) {
+	if rel == "." || rel == "" {
+		fd, err := retry(func() (int, error) { return unix.Dup(r.dir.fd) })
+		if err != nil {
+			return nil, mapErr(err)
+		}
+		unix.CloseOnExec(fd)
+		return &Dir{fd: fd, rel: ".", info: r.dir.info}, nil
+	}
+	fd, err := r.openBeneath(rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
+	if err != nil {
+		return nil, err
+	}
+	d := &Dir{fd: fd, rel: rel}
+	if d.info, err = statFd(fd, filepath.Base(rel)); err != nil {
+		d.Close()
+		return nil, mapErr(err)
+	}
+	if d.info.MountRoot || d.info.ID.Dev != r.dir.info.ID.Dev {
+		d.Close()
+		return nil, ErrMount
+	}
+	return d, nil
+}
+
+// OpenFile opens a regular file rel anchored beneath the root, read-only.
+func (r *Root) OpenFile(rel string) (*os.File, error) {
+	fd, err := r.openBeneath(rel, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK)
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, result.New(result.PolicyDenied, "not a regular file")
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(r.path, rel)), nil
+}
+
+// Lstat returns the lstat of rel without following a symlink at its end;
+// its parent components are resolved anchored.
+func (r *Root) Lstat(rel string) (Info, error) {
+	if rel == "." || rel == "" {
+		return r.dir.info, nil
+	}
+	parent, base := Split(rel)
+	d, err := r.OpenDir(parent)
+	if err != nil {
+		return Info{}, err
+	}
+	defer d.Close()
+	return d.Lstat(base)
+}
+
+func (r *Root) openBeneath(rel string, flags int) (int, error) {
+	if !noOpenat2.Load() {
+		how := unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: resolveFlags}
+		for range 16 {
+			fd, err := unix.Openat2(r.dir.fd, rel, &how)
+			if err == unix.EAGAIN || err == unix.EINTR {
+				continue
+			}
+			if err == unix.ENOSYS {
+				noOpenat2.Store(true)
+				break
+			}
+			if err != nil {
+				return -1, mapErr(err)
+			}
+			return fd, nil
+		}
+		if !noOpenat2.Load() {
+			return -1, result.New(result.OperationFailed, "the path kept changing while it was resolved; try again")
+		}
+	}
+	return r.walkBeneath(rel, flags)
+}
+
+// walkBeneath is the fallback for kernels without openat2: one component at
+// a time with O_NOFOLLOW, checking the device at each step.
+func (r *Root) walkBeneath(rel string, flags int) (int, error) {
+	cur := r.dir
+	owned := false
+	parts := splitAll(rel)
+	for i, name := range parts {
+		if err := CheckName(name); err != nil {
+			if owned {
+				cur.Close()
+			}
+			return -1, err
+		}
+		if i == len(parts)-1 {
+			fd, err := retry(func() (int, error) {
+				return unix.Openat(cur.fd, name, flags|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+			})
+			if owned {
+				cur.Close()
+			}
+			if err != nil {
+				return -1, mapErr(err)
+			}
+			return fd, nil
+		}
+		next, err := cur.OpenDir(name)
+		if owned {
+			cur.Close()
+		}
+		if err != nil {
+			return -1, err
+		}
+		cur, owned = next, true
+	}
+	return -1, ErrEmpty
+}
+
+func splitAll(rel string) []string {
+	var out []string
+	for rel != "" {
+		i := 0
+		for i < len(rel) && rel[i] != '/' {
+			i++
+		}
+		out = append(out, rel[:i])
+		if i == len(rel) {
+			break
+		}
+		rel = rel[i+1:]
+	}
+	return out
+}
+
+// Rel returns the directory's path relative to its root.
+func (d *Dir) Rel() string { return d.rel }
+
+// Info returns the stat taken when the directory was opened.
+func (d *Dir) Info() Info { return d.info }
+
+// Stat re-reads the directory's stat through its fd.
+func (d *Dir) Stat() (Info, error) {
+	i, err := statFd(d.fd, d.info.Name)
+	if err != nil {
+		return Info{}, mapErr(err)
+	}
+	return i, nil
+}
+
+// Close releases the directory's fd.
+func (d *Dir) Close() error {
+	if d == nil || d.fd < 0 {
+		return nil
+	}
+	err := unix.Close(d.fd)
+	d.fd = -1
+	return err
+}
+
+// OpenDir opens the child directory name without following a symlink and
+// without entering another mount.
+func (d *Dir) OpenDir(name string) (*Dir, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	fd, err := retry(func() (int, error) {
+		return unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	c := &Dir{fd: fd, rel: Join(d.rel, name)}
+	if c.info, err = statFd(fd, name); err != nil {
+		c.Close()
+		return nil, mapErr(err)
+	}
+	if c.info.MountRoot || c.info.ID.Dev != d.info.ID.Dev {
+		c.Close()
+		return nil, ErrMount
+	}
+	return c, nil
+}
+
+// Lstat returns the stat of the child name without following a symlink.
+func (d *Dir) Lstat(name string) (Info, error) {
+	if err := CheckName(name); err != nil {
+		return Info{}, err
+	}
+	var stx unix.Statx_t
+	err := retryErr(func() error {
+		return unix.Statx(d.fd, name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT,
+			unix.STATX_TYPE|unix.STATX_MODE|unix.STATX_INO|unix.STATX_SIZE|unix.STATX_BLOCKS|unix.STATX_MTIME, &stx)
+	})
+	if err != nil {
+		return Info{}, mapErr(err)
+	}
+	return infoFromStatx(name, &stx), nil
+}
+
+// ReadDir reads all entries of the directory (without "." and "..").
+func (d *Dir) ReadDir() ([]Entry, error) {
+	if _, err := unix.Seek(d.fd, 0, 0); err != nil {
+		return nil, mapErr(err)
+	}
+	var out []Entry
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := retry(func() (int, error) { return unix.Getdents(d.fd, buf) })
+		if err != nil {
+			return out, mapErr(err)
+		}
+		if n <= 0 {
+			return out, nil
+		}
+		out = parseDirents(buf[:n], out)
+	}
+}
+
+// parseDirents decodes linux_dirent64 records.
+func parseDirents(b []byte, out []Entry) []Entry {
+	for len(b) >= 19 {
+		reclen := int(*(*uint16)(unsafe.Pointer(&b[16])))
+		if reclen < 19 || reclen > len(b) {
+			break
+		}
+		typ := b[18]
+		nameb := b[19:reclen]
+		for i, c := range nameb {
+			if c == 0 {
+				nameb = nameb[:i]
+				break
+			}
+		}
+		b = b[reclen:]
+		name := string(nameb)
+		if name == "." || name == ".." {
+			continue
+		}
+		out = append(out, Entry{Name: name, Type: direntType(typ)})
+	}
+	return out
+}
+
+func direntType(t uint8) fs.FileMode {
+	switch t {
+	case unix.DT_DIR:
+		return fs.ModeDir
+	case unix.DT_LNK:
+		return fs.ModeSymlink
+	case unix.DT_REG:
+		return 0
+	case unix.DT_FIFO:
+		return fs.ModeNamedPipe
+	case unix.DT_SOCK:
+		return fs.ModeSocket
+	case unix.DT_CHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case unix.DT_BLK:
+		return fs.ModeDevice
+	}
+	return fs.ModeIrregular // unknown: callers Lstat
+}
+
+// Usage measures the disk usage of everything beneath d (not d itself),
+// never following a symlink and never entering another mount. The newest
+// mtime seen is reported in Usage.Newest. It stops early when stop returns
+// true (checked per directory); stop may be nil.
+func (d *Dir) Usage(stop func() bool) (Usage, error) {
+	var u Usage
+	ents, err := d.ReadDir()
+	if err != nil {
+		return u, err
+	}
+	for _, e := range ents {
+		info, err := d.Lstat(e.Name)
+		if err != nil {
+			u.Skipped++
+			continue
+		}
+		u.Bytes += info.DiskBytes
+		if info.ModTime.After(u.Newest) {
+			u.Newest = info.ModTime
+		}
+		if !info.IsDir() {
+			u.Files++
+			continue
+		}
+		u.Dirs++
+		if stop != nil && stop() {
+			return u, result.New(result.OperationFailed, "cancelled")
+		}
+		c, err := d.OpenDir(e.Name)
+		if err != nil {
+			u.Skipped++
+			continue
+		}
+		cu, err := c.Usage(stop)
+		c.Close()
+		u.Add(cu)
+		if err != nil {
+			return u, err
+		}
+	}
+	return u, nil
+}
+
+// RemoveContents deletes everything beneath d through fds: it never follows
+// a symlink (a link is unlinked, not followed), never enters another mount
+// (such an entry is left in place and reported) and never leaves d. It
+// returns what it removed.
+func (d *Dir) RemoveContents() (Usage, error) {
+	var u Usage
+	var firstErr error
+	for pass := 0; pass < 3; pass++ {
+		ents, err := d.ReadDir()
+		if err != nil {
+			return u, err
+		}
+		if len(ents) == 0 {
+			return u, firstErr
+		}
+		progress := false
+		for _, e := range ents {
+			ru, err := d.removeEntry(e)
+			u.Add(ru)
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				continue
+			}
+			progress = true
+		}
+		if !progress {
+			break
+		}
+	}
+	return u, firstErr
+}
+
+func (d *Dir) removeEntry(e Entry) (Usage, error) {
+	var u Usage
+	if e.Type != fs.ModeDir {
+		var st unix.Stat_t
+		_ = unix.Fstatat(d.fd, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		err := retryErr(func() error { return unix.Unlinkat(d.fd, e.Name, 0) })
+		if err == nil {
+			u.Files++
+			u.Bytes += st.Blocks * 512
+			return u, nil
+		}
+		if err == unix.ENOENT {
+			return u, nil
+		}
+		if err != unix.EISDIR && err != unix.EPERM {
+			return u, mapErr(err)
+		}
+		// It became (or was) a directory: fall through and open it without following.
+	}
+	c, err := d.OpenDir(e.Name)
+	if err != nil {
+		if errors.Is(err, ErrMount) {
+			return u, result.New(result.OperationFailed, "a mount point inside the directory was left in place")
+		}
+		// Swapped for a symlink or file since it was read: unlink that name itself.
+		if uerr := unix.Unlinkat(d.fd, e.Name, 0); uerr == nil || uerr == unix.ENOENT {
+			return u, nil
+		}
+		return u, err
+	}
+	cu, err := c.RemoveContents()
+	c.Close()
+	u.Add(cu)
+	if err != nil {
+		return u, err
+	}
+	if err := retryErr(func() error { return unix.Unlinkat(d.fd, e.Name, unix.AT_REMOVEDIR) }); err != nil && err != unix.ENOENT {
+		return u, mapErr(err)
+	}
+	u.Dirs++
+	u.Bytes += c.info.DiskBytes
+	return u, nil
+}
+
+// RemoveEmptyChild removes the now-empty child directory name, provided the
+// name still refers to the object with identity want.
+func (d *Dir) RemoveEmptyChild(name string, want Identity) error {
+	info, err := d.Lstat(name)
+	if err != nil {
+		return err
+	}
+	if !info.IsDir() || info.ID != want {
+		return ErrIdentity
+	}
+	if err := retryErr(func() error { return unix.Unlinkat(d.fd, name, unix.AT_REMOVEDIR) }); err != nil {
+		return mapErr(err)
+	}
+	return nil
+}
+
+// Sync flushes the directory's entries to disk.
+func (d *Dir) Sync() error { return mapErr(unix.Fsync(d.fd)) }
+
+func statFd(fd int, name string) (Info, error) {
+	var stx unix.Statx_t
+	err := retryErr(func() error {
+		return unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW,
+			unix.STATX_TYPE|unix.STATX_MODE|unix.STATX_INO|unix.STATX_SIZE|unix.STATX_BLOCKS|unix.STATX_MTIME, &stx)
+	})
+	if err != nil {
+		return Info{}, err
+	}
+	return infoFromStatx(name, &stx), nil
+}
+
+func infoFromStatx(name string, s *unix.Statx_t) Info {
+	var mode fs.FileMode
+	switch uint32(s.Mode) & unix.S_IFMT {
+	case unix.S_IFDIR:
+		mode = fs.ModeDir
+	case unix.S_IFLNK:
+		mode = fs.ModeSymlink
+	case unix.S_IFREG:
+		mode = 0
+	case unix.S_IFIFO:
+		mode = fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode = fs.ModeSocket
+	case unix.S_IFCHR:
+		mode = fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		mode = fs.ModeDevice
+	default:
+		mode = fs.ModeIrregular
+	}
+	mode |= fs.FileMode(s.Mode & 0o777)
+	return Info{
+		Name:      name,
+		Mode:      mode,
+		Size:      int64(s.Size),
+		DiskBytes: int64(s.Blocks) * 512,
+		ModTime:   time.Unix(s.Mtime.Sec, int64(s.Mtime.Nsec)),
+		ID:        Identity{Dev: unix.Mkdev(s.Dev_major, s.Dev_minor), Ino: s.Ino},
+		MountRoot: s.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 && s.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0,
+	}
+}
+
+func retry(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}
+
+func retryErr(f func() error) error {
+	for {
+		if err := f(); err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// mapErr turns a syscall error into a typed refusal, keeping the errno for
+// errors.Is and logs.
+func mapErr(err error) error {
+	switch err {
+	case nil:
+		return nil
+	case unix.EXDEV:
+		return result.Wrap(ErrEscape.Code, "the path leaves the root or crosses into another mount", err)
+	case unix.ELOOP:
+		return result.Wrap(ErrSymlink.Code, ErrSymlink.Reason, err)
+	case unix.ENOENT:
+		return result.Wrap(ErrNotFound.Code, ErrNotFound.Reason, err)
+	case unix.ENOTDIR:
+		return result.Wrap(ErrNotDir.Code, "a path component is not a directory (or is a symbolic link)", err)
+	}
+	return err
+}
