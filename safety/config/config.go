@@ -1,0 +1,348 @@
+// Package config loads Bastion's policy.toml: strictly (an unknown key is an
+// error, never ignored), with relative paths resolved against the policy
+// file's own directory and environment overrides applied on top.
+//
+// It refuses to guess: there is no default policy file, no implicit
+// ./policy.toml, no fallback root. A policy that cannot be read or does not
+// validate is a Fatal error, which a server prints as one "fatal:" line
+// before exiting non-zero.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// MaxPolicyBytes bounds the size of a policy file.
+const MaxPolicyBytes = 4 << 20
+
+// Environment variables that name the policy file or override its keys.
+const (
+	EnvPolicyFile    = "BASTION_POLICY_FILE"
+	EnvAuditLog      = "BASTION_AUDIT_LOG"
+	EnvAuditFailMode = "BASTION_AUDIT_FAIL_MODE"
+	EnvSweepRoots    = "BASTION_SWEEP_ROOTS" // list separated by the OS path-list separator
+	EnvJailRoot      = "BASTION_JAIL_ROOT"
+	EnvWorkspaceRoot = "BASTION_WORKSPACE_ROOT"
+	EnvJournal       = "BASTION_JOURNAL"
+)
+
+// Policy is the whole policy file. Each server reads its own section plus
+// the shared keys.
+type Policy struct {
+	// AuditLog is the audit log file; empty means the default state
+	// directory ($XDG_STATE_HOME/bastion or ~/.local/state/bastion).
+	AuditLog string `toml:"audit_log" json:"audit_log"`
+	// AuditFailMode is "closed" (default: no intent record, no action) or "open".
+	AuditFailMode string    `toml:"audit_fail_mode" json:"audit_fail_mode"`
+	Redaction     Redaction `toml:"redaction" json:"redaction"`
+	Sweep         Sweep     `toml:"sweep" json:"sweep"`
+	Terminal      Terminal  `toml:"terminal" json:"terminal"`
+	Organizer     Organizer `toml:"organizer" json:"organizer"`
+	Radar         Radar     `toml:"radar" json:"radar"`
+
+	// File is the policy file's absolute path ("" when none was given).
+	File string `toml:"-" json:"-"`
+}
+
+// Redaction holds the operator's extra secret patterns.
+type Redaction struct {
+	// Patterns are extra Go regular expressions whose matches are redacted.
+	Patterns []string `toml:"patterns" json:"patterns"`
+	// Entropy turns on the high-entropy-token fallback (off by default).
+	Entropy bool `toml:"entropy" json:"entropy"`
+}
+
+// Sweep is sweepd's section.
+type Sweep struct {
+	// Roots are the directories sweepd may scan and reclaim in.
+	Roots []string `toml:"roots" json:"roots"`
+	// TicketTTL is how long a scan's ids stay redeemable (Go duration, default "1h").
+	TicketTTL string `toml:"ticket_ttl" json:"ticket_ttl"`
+	// Disable lists target kinds that are never found nor reclaimed.
+	Disable []string `toml:"disable" json:"disable"`
+	// MaxFinds bounds one scan's response (default 500).
+	MaxFinds int `toml:"max_finds" json:"max_finds"`
+}
+
+// Terminal is terminald's section.
+type Terminal struct {
+	JailRoot  string           `toml:"jail_root" json:"jail_root"`
+	Limits    TerminalLimits   `toml:"limits" json:"limits"`
+	Sandbox   TerminalSandbox  `toml:"sandbox" json:"sandbox"`
+	Allowlist CommandList      `toml:"allowlist" json:"allowlist"`
+	Denylist  CommandList      `toml:"denylist" json:"denylist"`
+	Rules     []TerminalRule   `toml:"rules" json:"rules"`
+	Env       TerminalEnv      `toml:"env" json:"env"`
+	State     TerminalStateDir `toml:"state" json:"state"`
+}
+
+// TerminalLimits bounds each command.
+type TerminalLimits struct {
+	TimeoutSeconds int `toml:"timeout_seconds" json:"timeout_seconds"`
+	MaxOutputBytes int `toml:"max_output_bytes" json:"max_output_bytes"`
+}
+
+// TerminalSandbox configures kernel confinement.
+type TerminalSandbox struct {
+	Landlock  string   `toml:"landlock" json:"landlock"` // required | best-effort | off
+	Network   string   `toml:"network" json:"network"`   // deny | allow
+	ReadPaths []string `toml:"read_paths" json:"read_paths"`
+}
+
+// CommandList is a list of command names.
+type CommandList struct {
+	Commands []string `toml:"commands" json:"commands"`
+}
+
+// TerminalRule is one argument rule.
+type TerminalRule struct {
+	Command     string   `toml:"command" json:"command"`
+	DenyArgs    []string `toml:"deny_args" json:"deny_args"`
+	LongOptions []string `toml:"long_options" json:"long_options,omitempty"`
+	Reason      string   `toml:"reason" json:"reason"`
+}
+
+// TerminalEnv configures the child environment.
+type TerminalEnv struct {
+	// Path is the scrubbed PATH, the only place executables are resolved.
+	Path []string `toml:"path" json:"path"`
+	// Pass lists extra variable names copied from the server's environment.
+	Pass []string `toml:"pass" json:"pass"`
+}
+
+// TerminalStateDir is where terminald keeps private HOME and TMPDIR.
+type TerminalStateDir struct {
+	Dir string `toml:"dir" json:"dir"`
+}
+
+// Organizer is organizerd's section.
+type Organizer struct {
+	WorkspaceRoot string              `toml:"workspace_root" json:"workspace_root"`
+	Journal       string              `toml:"journal" json:"journal"`
+	RecentSeconds int                 `toml:"recent_seconds" json:"recent_seconds"`
+	Categories    map[string][]string `toml:"categories" json:"categories"`
+	Skip          []SkipRule          `toml:"skip" json:"skip"`
+}
+
+// SkipRule is one [[organizer.skip]] entry.
+type SkipRule struct {
+	Name   string   `toml:"name" json:"name"`
+	Layer  string   `toml:"layer" json:"layer"` // protection | restraint, required
+	When   []string `toml:"when" json:"when"`
+	Reason string   `toml:"reason" json:"reason"`
+}
+
+// Radar is the risk radar's section.
+type Radar struct {
+	RuleFiles []string `toml:"rule_files" json:"rule_files"`
+	ScanBytes int      `toml:"scan_bytes" json:"scan_bytes"`
+}
+
+// Fatal is a startup error: the server prints "fatal: " + message and exits 2.
+type Fatal struct{ Msg string }
+
+func (f *Fatal) Error() string { return f.Msg }
+
+// Fatalf builds a Fatal.
+func Fatalf(format string, args ...any) error { return &Fatal{Msg: fmt.Sprintf(format, args...)} }
+
+// Exit prints err as one "fatal:" line on w and returns the exit code 2.
+func Exit(w io.Writer, err error) int {
+	msg := err.Error()
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	fmt.Fprintf(w, "fatal: %s\n", msg)
+	return 2
+}
+
+// Load reads the policy named by path, or by $BASTION_POLICY_FILE when path
+// is empty. With neither, it returns an empty Policy (servers that can run
+// from flags alone, like sweepd --root, decide whether that is enough).
+// Environment overrides are applied in every case.
+func Load(path string) (*Policy, error) {
+	if path == "" {
+		path = os.Getenv(EnvPolicyFile)
+	}
+	p := &Policy{}
+	if path != "" {
+		var err error
+		if p, err = LoadFile(path); err != nil {
+			return nil, err
+		}
+	}
+	p.applyEnv()
+	return p, p.validateShared()
+}
+
+// LoadFile reads and strictly decodes one policy file, resolving its
+// relative paths against the file's directory. It does not apply env
+// overrides.
+func LoadFile(path string) (*Policy, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, Fatalf("policy file %q: cannot make the path absolute", path)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, Fatalf("policy file %s does not exist (pass --config PATH or set %s)", abs, EnvPolicyFile)
+		}
+		return nil, Fatalf("policy file %s cannot be read: %v", abs, errors.Unwrap(err))
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, Fatalf("policy file %s is a directory", abs)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxPolicyBytes+1))
+	if err != nil {
+		return nil, Fatalf("policy file %s cannot be read", abs)
+	}
+	if len(b) > MaxPolicyBytes {
+		return nil, Fatalf("policy file %s is larger than %d bytes", abs, MaxPolicyBytes)
+	}
+	p, err := Parse(b)
+	if err != nil {
+		return nil, Fatalf("policy file %s: %v", abs, err)
+	}
+	p.File = abs
+	p.resolve(filepath.Dir(abs))
+	return p, nil
+}
+
+// Parse strictly decodes policy TOML. Unknown keys and type mismatches are
+// errors naming the key and line.
+func Parse(b []byte) (*Policy, error) {
+	if bytes.IndexByte(b, 0) >= 0 {
+		return nil, errors.New("the file contains a NUL byte; it is not TOML text")
+	}
+	dec := toml.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var p Policy
+	if err := dec.Decode(&p); err != nil {
+		var sm *toml.StrictMissingError
+		if errors.As(err, &sm) {
+			var keys []string
+			for _, e := range sm.Errors {
+				row, _ := e.Position()
+				keys = append(keys, fmt.Sprintf("%s (line %d)", strings.Join(e.Key(), "."), row))
+			}
+			return nil, fmt.Errorf("unknown key(s): %s", strings.Join(keys, ", "))
+		}
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, col := de.Position()
+			return nil, fmt.Errorf("line %d, column %d: %s", row, col, de.Error())
+		}
+		return nil, fmt.Errorf("not valid TOML: %v", err)
+	}
+	return &p, nil
+}
+
+// resolve makes every path in the policy absolute against dir.
+func (p *Policy) resolve(dir string) {
+	abs := func(s *string) {
+		if *s != "" && !filepath.IsAbs(*s) {
+			*s = filepath.Join(dir, *s)
+		}
+	}
+	abs(&p.AuditLog)
+	for i := range p.Sweep.Roots {
+		abs(&p.Sweep.Roots[i])
+	}
+	abs(&p.Terminal.JailRoot)
+	abs(&p.Terminal.State.Dir)
+	abs(&p.Organizer.WorkspaceRoot)
+	abs(&p.Organizer.Journal)
+	for i := range p.Radar.RuleFiles {
+		abs(&p.Radar.RuleFiles[i])
+	}
+}
+
+func (p *Policy) applyEnv() {
+	set := func(dst *string, name string) {
+		if v := os.Getenv(name); v != "" {
+			*dst = v
+		}
+	}
+	set(&p.AuditLog, EnvAuditLog)
+	set(&p.AuditFailMode, EnvAuditFailMode)
+	set(&p.Terminal.JailRoot, EnvJailRoot)
+	set(&p.Organizer.WorkspaceRoot, EnvWorkspaceRoot)
+	set(&p.Organizer.Journal, EnvJournal)
+	if v := os.Getenv(EnvSweepRoots); v != "" {
+		p.Sweep.Roots = filepath.SplitList(v)
+	}
+}
+
+func (p *Policy) validateShared() error {
+	switch p.AuditFailMode {
+	case "", "closed", "open":
+	default:
+		return Fatalf("audit_fail_mode must be \"closed\" or \"open\", not %q", p.AuditFailMode)
+	}
+	if p.Sweep.TicketTTL != "" {
+		d, err := time.ParseDuration(p.Sweep.TicketTTL)
+		if err != nil || d <= 0 || d > 7*24*time.Hour {
+			return Fatalf("sweep.ticket_ttl must be a Go duration between 1s and 168h, not %q", p.Sweep.TicketTTL)
+		}
+	}
+	if p.Sweep.MaxFinds < 0 || p.Sweep.MaxFinds > 100000 {
+		return Fatalf("sweep.max_finds must be between 1 and 100000")
+	}
+	return nil
+}
+
+// TicketTTL returns sweep.ticket_ttl or its default of one hour.
+func (s Sweep) TTL() time.Duration {
+	if d, err := time.ParseDuration(s.TicketTTL); err == nil && d > 0 {
+		return d
+	}
+	return time.Hour
+}
+
+// IsWithin reports whether path lies at or beneath dir, after resolving the
+// symlinks of the existing part of each. Both must be absolute.
+func IsWithin(path, dir string) bool {
+	p, d := canonical(path), canonical(dir)
+	if p == d {
+		return true
+	}
+	return strings.HasPrefix(p, strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// canonical resolves symlinks in the longest existing prefix of path.
+func canonical(path string) string {
+	path = filepath.Clean(path)
+	rest := ""
+	for cur := path; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+// CheckOutside returns a Fatal error when the state file path lies inside
+// any of the roots: state (audit log, journal) must not be writable by the
+// tools it records.
+func CheckOutside(what, path string, roots []string) error {
+	for _, r := range roots {
+		if r != "" && IsWithin(path, r) {
+			return Fatalf("%s %s lies inside root %s; state files must live outside every root", what, path, r)
+		}
+	}
+	return nil
+}

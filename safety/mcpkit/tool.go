@@ -1,0 +1,221 @@
+// Package mcpkit is the only package of safety that imports mcp-go. It turns
+// OperationResults into tool results, builds tools whose four annotations are
+// always explicit, decodes arguments strictly, and serves a server over stdio
+// or Streamable HTTP.
+//
+// It refuses to let anything but an OperationResult reach a client from a
+// tool: unknown or mistyped arguments become INVALID_REQUEST, a panic becomes
+// INTERNAL_ERROR (and the server keeps serving), a Go error's text is never
+// shown. Over HTTP it refuses non-loopback listeners without a bearer token,
+// foreign Host and Origin headers, and oversized request bodies.
+package mcpkit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/bastion-mcp/bastion/safety/result"
+)
+
+// Annotations are the four behaviour hints every tool must declare.
+type Annotations struct {
+	Title       string
+	ReadOnly    bool
+	Destructive bool
+	Idempotent  bool
+	OpenWorld   bool
+}
+
+// ResultSchema is the output schema shared by every tool: an OperationResult.
+var ResultSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"ok":{"type":"boolean"},` +
+	`"code":{"type":"string","enum":["OK","POLICY_DENIED","INVALID_REQUEST","PATH_ESCAPE","NOT_FOUND","STALE","NEEDS_EXPLICIT_REQUEST","TIMEOUT","OUTPUT_TRUNCATED","OPERATION_FAILED","AUDIT_UNAVAILABLE","INTERNAL_ERROR"]},` +
+	`"action":{"type":"string"},"reason":{"type":"string"},"detail":{"type":"object"},"duration_ms":{"type":"number"}},` +
+	`"required":["ok","code","action","reason","detail","duration_ms"]}`)
+
+// NewTool builds a tool definition with all four annotations set
+// explicitly. description must be a string literal (DESIGN §3.6); input is
+// the JSON Schema of the arguments and should say additionalProperties:false.
+func NewTool(name, description string, a Annotations, input json.RawMessage) mcp.Tool {
+	return mcp.NewTool(name,
+		mcp.WithDescription(description),
+		mcp.WithRawInputSchema(input),
+		mcp.WithRawOutputSchema(ResultSchema),
+		mcp.WithToolAnnotation(mcp.ToolAnnotation{
+			Title:           a.Title,
+			ReadOnlyHint:    &a.ReadOnly,
+			DestructiveHint: &a.Destructive,
+			IdempotentHint:  &a.Idempotent,
+			OpenWorldHint:   &a.OpenWorld,
+		}),
+	)
+}
+
+// ToResult renders r as a CallToolResult: structured content plus the same
+// JSON as text; isError is set when r is not ok.
+func ToResult(r result.OperationResult) *mcp.CallToolResult {
+	if !r.Code.Valid() {
+		r = result.With(r.Action, result.InternalError, "the server produced an invalid result code", nil, time.Time{})
+	}
+	if r.Detail == nil {
+		r.Detail = map[string]any{}
+	}
+	b := r.JSON()
+	var structured map[string]any
+	_ = json.Unmarshal(b, &structured)
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.TextContent{Type: "text", Text: string(b)}},
+		StructuredContent: structured,
+		IsError:           !r.OK,
+	}
+}
+
+// Func is a tool body: it receives the strictly decoded arguments.
+type Func[T any] func(ctx context.Context, req mcp.CallToolRequest, args T) result.OperationResult
+
+// Handle wraps f as a tool handler: strict argument decoding into T
+// (unknown fields and wrong types are INVALID_REQUEST), panic recovery
+// (INTERNAL_ERROR; the server keeps serving), duration measurement.
+func Handle[T any](action string, log *slog.Logger, f Func[T]) server.ToolHandlerFunc {
+	if log == nil {
+		log = slog.Default()
+	}
+	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		start := time.Now()
+		defer func() {
+			if p := recover(); p != nil {
+				log.Error("tool panicked", "tool", action, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				res = ToResult(result.With(action, result.InternalError,
+					"the server hit an internal error; the operation did not complete and the server keeps serving", nil, start))
+				err = nil
+			}
+		}()
+		var args T
+		if rerr := DecodeArgs(req.Params.Arguments, &args); rerr != nil {
+			return ToResult(result.Fail(action, rerr, nil, start)), nil
+		}
+		r := f(ctx, req, args)
+		if r.Action == "" {
+			r.Action = action
+		}
+		if r.DurationMS == 0 {
+			r.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+		}
+		return ToResult(r), nil
+	}
+}
+
+// MaxArgumentBytes bounds the encoded arguments of one call.
+const MaxArgumentBytes = 1 << 20
+
+// DecodeArgs decodes raw tool arguments into dst strictly: unknown names,
+// wrong types and oversized input are refused with INVALID_REQUEST.
+func DecodeArgs(raw any, dst any) error {
+	var b []byte
+	switch v := raw.(type) {
+	case nil:
+		b = []byte("{}")
+	case json.RawMessage:
+		b = v
+	case []byte:
+		b = v
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			return result.New(result.InvalidRequest, "the arguments are not a JSON object")
+		}
+	}
+	if len(b) > MaxArgumentBytes {
+		return result.New(result.InvalidRequest, fmt.Sprintf("the arguments exceed %d bytes", MaxArgumentBytes))
+	}
+	if t := bytes.TrimSpace(b); len(t) == 0 || string(t) == "null" {
+		b = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return result.New(result.InvalidRequest, argError(err))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return result.New(result.InvalidRequest, "the arguments must be a single JSON object")
+	}
+	return nil
+}
+
+func argError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return "the arguments must be a JSON object"
+		}
+		return fmt.Sprintf("argument %q must be of type %s", te.Field, jsonType(te.Type.Kind().String()))
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return "unknown argument " + f + "; this tool accepts only the arguments in its schema"
+	}
+	return "the arguments are not valid JSON for this tool"
+}
+
+func jsonType(kind string) string {
+	switch kind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "slice", "array":
+		return "array"
+	case "map", "struct":
+		return "object"
+	case "ptr":
+		return "the documented type"
+	}
+	return "number"
+}
+
+// Progress returns a function that sends notifications/progress for the
+// call when the client supplied a progressToken, and a no-op otherwise.
+func Progress(ctx context.Context, req mcp.CallToolRequest) func(done, total float64, msg string) {
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return func(float64, float64, string) {}
+	}
+	srv := server.ServerFromContext(ctx)
+	token := req.Params.Meta.ProgressToken
+	return func(done, total float64, msg string) {
+		if srv == nil {
+			return
+		}
+		p := map[string]any{"progressToken": token, "progress": done}
+		if total > 0 {
+			p["total"] = total
+		}
+		if msg != "" {
+			p["message"] = msg
+		}
+		_ = srv.SendNotificationToClient(ctx, "notifications/progress", p)
+	}
+}
+
+// NewServer builds an MCP server with Bastion's common options: tools and
+// resources capabilities, panic recovery, logging capability.
+func NewServer(name, version, instructions string, opts ...server.ServerOption) *server.MCPServer {
+	base := []server.ServerOption{
+		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false),
+		server.WithRecovery(),
+		server.WithLogging(),
+		server.WithInstructions(instructions),
+	}
+	return server.NewMCPServer(name, version, append(base, opts...)...)
+}
