@@ -145,6 +145,12 @@ func Clean(root, p string) (string, error) {
 	}
 	p = filepath.FromSlash(p)
 	if filepath.IsAbs(p) {
+		if !filepath.IsAbs(root) {
+			// No canonical root to compare with: an empty root would
+			// otherwise accept every absolute path.
+			return "", ErrEscape
+		}
+		root = filepath.Clean(root)
 		c := filepath.Clean(p)
 		if c == root {
 			return ".", nil

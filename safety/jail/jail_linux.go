@@ -90,15 +90,25 @@ func (r *Root) Clean(p string) (string, error) { return Clean(r.path, p) }
 // anchored beneath the root.
 func (r *Root) OpenDir(rel string) (*Dir, error) {
 	if rel == "." || rel == "" {
-		fd, err := retry(func() (int, error) { return unix.Dup(r.dir.fd) })
+		// A fresh open file description, not a dup: a dup would share the
+		// directory offset with every other Dir of the root, and two
+		// concurrent ReadDir calls would corrupt each other's listing.
+		fd, err := retry(func() (int, error) {
+			return unix.Openat(r.dir.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		})
 		if err != nil {
 			return nil, mapErr(err)
 		}
-		unix.CloseOnExec(fd)
 		return &Dir{fd: fd, rel: ".", info: r.dir.info}, nil
 	}
 	fd, err := r.openBeneath(rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
 	if err != nil {
+		if errors.Is(err, unix.ENOTDIR) {
+			// O_DIRECTORY reports a final symlink as ENOTDIR; say what it is.
+			if li, lerr := r.Lstat(rel); lerr == nil && li.IsSymlink() {
+				return nil, result.Wrap(ErrSymlink.Code, ErrSymlink.Reason, err)
+			}
+		}
 		return nil, err
 	}
 	d := &Dir{fd: fd, rel: rel}
@@ -169,9 +179,17 @@ func (r *Root) openBeneath(rel string, flags int) (int, error) {
 // walkBeneath is the fallback for kernels without openat2: one component at
 // a time with O_NOFOLLOW, checking the device at each step.
 func (r *Root) walkBeneath(rel string, flags int) (int, error) {
+	if filepath.IsAbs(rel) {
+		return -1, ErrEscape
+	}
 	cur := r.dir
 	owned := false
-	parts := splitAll(rel)
+	var parts []string
+	for _, p := range splitAll(rel) {
+		if p != "" && p != "." { // "a//b" and "a/./b" name the same thing; openat2 accepts them
+			parts = append(parts, p)
+		}
+	}
 	for i, name := range parts {
 		if err := CheckName(name); err != nil {
 			if owned {
@@ -183,10 +201,26 @@ func (r *Root) walkBeneath(rel string, flags int) (int, error) {
 			fd, err := retry(func() (int, error) {
 				return unix.Openat(cur.fd, name, flags|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 			})
+			if err != nil {
+				if owned {
+					cur.Close()
+				}
+				return -1, mapErr(err)
+			}
+			// The last lookup crosses a mount point if one is there (a
+			// bind-mounted file or directory); openat2's RESOLVE_NO_XDEV
+			// refuses that, so the walk must too.
+			fi, err := statFd(fd, name)
+			// (A file's st_dev may differ on overlayfs; only directories are
+			// held to their parent's device, as in Dir.OpenDir.)
+			if err == nil && (fi.MountRoot || (fi.IsDir() && fi.ID.Dev != cur.info.ID.Dev)) {
+				err = ErrMount
+			}
 			if owned {
 				cur.Close()
 			}
 			if err != nil {
+				unix.Close(fd)
 				return -1, mapErr(err)
 			}
 			return fd, nil
@@ -254,6 +288,12 @@ func (d *Dir) OpenDir(name string) (*Dir, error) {
 		return unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	})
 	if err != nil {
+		if err == unix.ENOTDIR {
+			// O_DIRECTORY reports a symlink as ENOTDIR; say what it is.
+			if li, lerr := d.Lstat(name); lerr == nil && li.IsSymlink() {
+				return nil, result.Wrap(ErrSymlink.Code, ErrSymlink.Reason, err)
+			}
+		}
 		return nil, mapErr(err)
 	}
 	c := &Dir{fd: fd, rel: Join(d.rel, name)}
@@ -360,7 +400,9 @@ func (d *Dir) Usage(stop func() bool) (Usage, error) {
 	}
 	for _, e := range ents {
 		info, err := d.Lstat(e.Name)
-		if err != nil {
+		if err != nil || info.MountRoot {
+			// Vanished, or a mount point: statx reports the mounted object,
+			// which is not part of this tree.
 			u.Skipped++
 			continue
 		}
@@ -404,7 +446,9 @@ func (d *Dir) RemoveContents() (Usage, error) {
 			return u, err
 		}
 		if len(ents) == 0 {
-			return u, firstErr
+			// Everything is gone: an error on the way (a racing writer) no
+			// longer describes the result.
+			return u, nil
 		}
 		progress := false
 		for _, e := range ents {
@@ -420,6 +464,15 @@ func (d *Dir) RemoveContents() (Usage, error) {
 		}
 		if !progress {
 			break
+		}
+	}
+	if firstErr == nil {
+		// Three passes, each making progress, and still not empty: something
+		// keeps writing. Do not report success for a directory that is not empty.
+		if ents, err := d.ReadDir(); err != nil {
+			return u, err
+		} else if len(ents) > 0 {
+			firstErr = result.Wrap(result.OperationFailed, "the directory was not empty (something wrote into it)", unix.ENOTEMPTY)
 		}
 	}
 	return u, firstErr
@@ -566,3 +619,6 @@ func mapErr(err error) error {
 	}
 	return err
 }
+
+func isXdev(err error) bool   { return errors.Is(err, unix.EXDEV) }
+func isNotDir(err error) bool { return errors.Is(err, unix.ENOTDIR) }

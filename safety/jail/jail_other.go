@@ -264,3 +264,6 @@ func mapErr(err error) error {
 	}
 	return err
 }
+
+func isXdev(err error) bool   { return false }
+func isNotDir(err error) bool { return errors.Is(err, ErrNotDir) }
