@@ -346,3 +346,27 @@ func CheckOutside(what, path string, roots []string) error {
 	}
 	return nil
 }
+
+// AuditPath returns the audit log file for server: audit_log with the
+// server's name inserted before the extension (state/audit.jsonl becomes
+// state/audit.sweepd.jsonl: one hash chain per server, so two servers never
+// interleave writes), or <defaultDir()>/<server>.audit.jsonl when audit_log
+// is unset.
+func (p *Policy) AuditPath(server string, defaultDir func() (string, error)) (string, error) {
+	if p.AuditLog == "" {
+		dir, err := defaultDir()
+		if err != nil {
+			return "", Fatalf("no audit_log in the policy and no state directory ($XDG_STATE_HOME or $HOME): set audit_log")
+		}
+		return filepath.Join(dir, server+".audit.jsonl"), nil
+	}
+	if !filepath.IsAbs(p.AuditLog) {
+		abs, err := filepath.Abs(p.AuditLog)
+		if err != nil {
+			return "", Fatalf("audit_log %q cannot be made absolute", p.AuditLog)
+		}
+		p.AuditLog = abs
+	}
+	ext := filepath.Ext(p.AuditLog)
+	return strings.TrimSuffix(p.AuditLog, ext) + "." + server + ext, nil
+}

@@ -1,0 +1,276 @@
+package sweep
+
+import (
+	"context"
+	"io/fs"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/bastion-mcp/bastion/safety/jail"
+)
+
+// found is one artifact directory discovered by a walk.
+type found struct {
+	root         *jail.Root
+	rel          string // root-relative path of the artifact
+	project      string // root-relative path of the directory holding the marker
+	target       *Target
+	id           jail.Identity
+	keep         bool
+	size         int64
+	lastActivity time.Time
+}
+
+type walkOpts struct {
+	maxDepth  int
+	only      map[string]bool // kinds or ecosystems; empty = all
+	olderThan time.Time       // zero = no age filter
+	progress  func(dirs, finds int)
+}
+
+type walker struct {
+	ctx   context.Context
+	root  *jail.Root
+	ix    *index
+	opts  walkOpts
+	finds []*found
+	dirs  int
+}
+
+// walk discovers artifacts beneath start. It never follows a symlink, never
+// enters another mount (jail refuses both), never descends into a find and
+// never enters a VCS directory.
+func (w *walker) walk(d *jail.Dir, rel string, depth int, keep bool) time.Time {
+	w.dirs++
+	if w.opts.progress != nil && w.dirs%512 == 0 {
+		w.opts.progress(w.dirs, len(w.finds))
+	}
+	if w.ctx.Err() != nil {
+		return time.Time{}
+	}
+	ents, err := d.ReadDir()
+	if err != nil {
+		return time.Time{}
+	}
+	files := make(map[string]bool, len(ents))
+	var newest time.Time
+	var subdirs []string
+	for _, e := range ents {
+		typ := e.Type
+		if typ == fs.ModeIrregular {
+			info, err := d.Lstat(e.Name)
+			if err != nil {
+				continue
+			}
+			typ = info.Mode.Type()
+		}
+		switch {
+		case typ == fs.ModeDir:
+			if !vcsDirs[e.Name] {
+				subdirs = append(subdirs, e.Name)
+			}
+		case typ == 0: // regular file
+			files[e.Name] = true
+			if info, err := d.Lstat(e.Name); err == nil && info.ModTime.After(newest) {
+				newest = info.ModTime
+			}
+		}
+	}
+	if files[KeepFile] {
+		keep = true
+	}
+	pruned := map[string]bool{}
+	first := len(w.finds)
+	for _, name := range subdirs {
+		for _, t := range w.ix.byName[name] {
+			if pruned[name] {
+				break
+			}
+			for _, dir := range t.Dirs {
+				if dir != name && !hasPrefixDir(dir, name) {
+					continue
+				}
+				if !markerPresent(d, files, t) {
+					continue
+				}
+				if f := w.probe(d, rel, dir, t, keep); f != nil {
+					w.finds = append(w.finds, f)
+					pruned[dir] = true
+					if dir == name {
+						pruned[name] = true
+					}
+				}
+			}
+		}
+	}
+	for _, name := range subdirs {
+		if pruned[name] || depth >= w.opts.maxDepth || w.ctx.Err() != nil {
+			continue
+		}
+		c, err := d.OpenDir(name)
+		if err != nil {
+			continue // a symlink swapped in, a mount, a vanished dir: never entered
+		}
+		n := w.walkNested(c, jail.Join(rel, name), depth+1, keep, pruned, name)
+		c.Close()
+		if n.After(newest) {
+			newest = n
+		}
+	}
+	for _, f := range w.finds[first:] {
+		if f.project == rel {
+			f.lastActivity = newest
+		}
+	}
+	return newest
+}
+
+// walkNested walks a child, skipping nested finds such as project/target
+// recorded in the parent's pruned set.
+func (w *walker) walkNested(c *jail.Dir, rel string, depth int, keep bool, pruned map[string]bool, name string) time.Time {
+	for p := range pruned {
+		if hasPrefixDir(p, name) {
+			return w.walkSkipping(c, rel, depth, keep, p[len(name)+1:])
+		}
+	}
+	return w.walk(c, rel, depth, keep)
+}
+
+// walkSkipping is walk for a directory one of whose descendants (skip,
+// relative) is already a find. Only the simple one-level case is needed by
+// the catalog (project/target).
+func (w *walker) walkSkipping(c *jail.Dir, rel string, depth int, keep bool, skip string) time.Time {
+	ents, err := c.ReadDir()
+	if err != nil {
+		return time.Time{}
+	}
+	var newest time.Time
+	for _, e := range ents {
+		if e.Name == skip || vcsDirs[e.Name] {
+			continue
+		}
+		if e.Type == fs.ModeDir && depth < w.opts.maxDepth {
+			if cc, err := c.OpenDir(e.Name); err == nil {
+				if n := w.walk(cc, jail.Join(rel, e.Name), depth+1, keep); n.After(newest) {
+					newest = n
+				}
+				cc.Close()
+			}
+		} else if e.Type == 0 {
+			if info, err := c.Lstat(e.Name); err == nil && info.ModTime.After(newest) {
+				newest = info.ModTime
+			}
+		}
+	}
+	return newest
+}
+
+func hasPrefixDir(p, dir string) bool {
+	return len(p) > len(dir) && p[:len(dir)] == dir && p[len(dir)] == '/'
+}
+
+func markerPresent(d *jail.Dir, files map[string]bool, t *Target) bool {
+	if len(t.Markers) == 0 {
+		return true // identified by Inside (pyvenv.cfg)
+	}
+	for name := range files {
+		if jail.MatchAny(t.Markers, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// probe checks a candidate artifact dir (relative to the project dir d) and
+// returns a find, or nil.
+func (w *walker) probe(d *jail.Dir, projectRel, dir string, t *Target, keep bool) *found {
+	var info jail.Info
+	var err error
+	var inside *jail.Dir
+	if hasSlash(dir) {
+		inside, err = w.root.OpenDir(jail.Join(projectRel, dir))
+	} else {
+		inside, err = d.OpenDir(dir)
+	}
+	if err != nil {
+		return nil // missing, symlink, mount: not a find
+	}
+	defer inside.Close()
+	info = inside.Info()
+	for _, name := range t.Inside {
+		if i, err := inside.Lstat(name); err != nil || !i.IsRegular() {
+			return nil
+		}
+	}
+	if len(w.opts.only) > 0 && !w.opts.only[t.Kind] && !w.opts.only[t.Ecosystem] {
+		return nil
+	}
+	rel := jail.Join(projectRel, dir)
+	if !keep {
+		if i, err := inside.Lstat(KeepFile); err == nil && !i.IsDir() {
+			keep = true
+		}
+	}
+	return &found{root: w.root, rel: rel, project: projectRel, target: t, id: info.ID, keep: keep}
+}
+
+func hasSlash(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			return true
+		}
+	}
+	return false
+}
+
+// sizeAll measures every find's disk usage in parallel, through an fd
+// opened anchored and checked against the identity seen by the walk.
+func sizeAll(ctx context.Context, finds []*found) {
+	workers := runtime.GOMAXPROCS(0) * 2
+	if workers > 8 {
+		workers = 8
+	}
+	ch := make(chan *found)
+	var wg sync.WaitGroup
+	stop := func() bool { return ctx.Err() != nil }
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range ch {
+				d, err := f.root.OpenDir(f.rel)
+				if err != nil {
+					f.size = -1
+					continue
+				}
+				if d.Info().ID != f.id {
+					f.size = -1
+				} else {
+					u, _ := d.Usage(stop)
+					f.size = u.Bytes + d.Info().DiskBytes
+				}
+				d.Close()
+			}
+		}()
+	}
+	for _, f := range finds {
+		if ctx.Err() != nil {
+			break
+		}
+		ch <- f
+	}
+	close(ch)
+	wg.Wait()
+}
+
+// sortFinds orders finds largest first, then by path.
+func sortFinds(fs []*found) {
+	sort.Slice(fs, func(i, j int) bool {
+		if fs[i].size != fs[j].size {
+			return fs[i].size > fs[j].size
+		}
+		return fs[i].root.Path()+"/"+fs[i].rel < fs[j].root.Path()+"/"+fs[j].rel
+	})
+}
