@@ -1,0 +1,394 @@
+package command
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Rule refuses a command when its arguments match any DenyArgs entry.
+//
+// An entry is a space-separated set of tokens that must all be present, in
+// any order:
+//   - a token starting with '-' names an option however it is spelled:
+//     attached or separate value, --opt=val, a unique-prefix abbreviation,
+//     inside a bundle of short flags, or its short/long twin where the
+//     command's tables know one (sort -o is --output);
+//   - a token ending in '*' is a prefix match on any word or option value
+//     (ext::* matches "ext::sh -c id"; +* matches push's "+main");
+//   - a token "path:NAME" matches any word or option value with a path
+//     component NAME (case-insensitive, so path:.git matches a/.GIT/config);
+//   - any other token is a positional word; for git, the first such token
+//     names the subcommand the entry applies to ("push --force").
+type Rule struct {
+	Command     string   `toml:"command"`
+	DenyArgs    []string `toml:"deny_args"`
+	LongOptions []string `toml:"long_options,omitempty"`
+	Reason      string   `toml:"reason"`
+}
+
+// Policy is the [terminal] allowlist, denylist and argument rules. The zero
+// Policy allows nothing.
+type Policy struct {
+	Allow []string
+	Deny  []string
+	Rules []Rule
+}
+
+// Decision is the outcome of evaluating one argv.
+type Decision struct {
+	Allowed bool
+	Code    result.Code // OK, POLICY_DENIED or INVALID_REQUEST
+	Reason  string      // for the model: why, and what to do instead
+	Rule    string      // which list or rule decided
+	Name    string      // normalised program name
+	// Argv is the argv that would run: exactly the parsed words, argv[0]
+	// as typed (a bare name, never a path). It is never rewritten, so what
+	// runs is what was judged.
+	Argv []string
+}
+
+// Err returns the refusal as a *result.Error, or nil when d allows.
+func (d Decision) Err() error {
+	if d.Allowed {
+		return nil
+	}
+	return result.New(d.Code, d.Reason)
+}
+
+// never are programs no policy can allow: each runs a command named in
+// its arguments (a shell, a wrapper, an interpreter), so allowing it would
+// make the allowlist meaningless.
+var never = map[string]string{}
+
+func init() {
+	add := func(why string, names ...string) {
+		for _, n := range names {
+			never[n] = why
+		}
+	}
+	add("it is a shell: it runs whatever command its arguments contain",
+		"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "csh", "tcsh", "busybox", "toybox",
+		"powershell", "cmd", "nu", "elvish", "xonsh", "yash", "rc", "es")
+	add("it is a wrapper: it runs another program named in its arguments, which would bypass the allowlist",
+		"env", "xargs", "timeout", "nice", "nohup", "setsid", "stdbuf", "time", "chroot", "unshare",
+		"nsenter", "flock", "ionice", "taskset", "chrt", "script", "watch", "strace", "ltrace",
+		"gdb", "coreutils", "command", "builtin", "exec", "eval", "doas", "sudo", "su", "pkexec",
+		"runuser", "setpriv", "capsh", "firejail", "bwrap", "systemd-run", "parallel", "expect",
+		"start-stop-daemon", "run-parts", "entr", "sg", "newgrp")
+	add("it is an interpreter: its arguments are a program, which would bypass every argument rule",
+		"python", "perl", "ruby", "node", "php", "lua", "tclsh", "wish", "awk", "sed", "irb",
+		"deno", "bun", "osascript", "jshell", "guile", "racket", "R", "rscript", "julia")
+}
+
+// compiled is one parsed deny_args entry.
+type compiled struct {
+	sub     string // git subcommand the entry is about, "" for any
+	options []entryOpt
+	plain   []string
+	prefix  []string
+	paths   []string
+}
+
+type entryOpt struct {
+	name       string
+	globalOnly bool // a git global option: only before the subcommand
+}
+
+func compileEntry(spec *cmdSpec, entry string) (compiled, error) {
+	var c compiled
+	toks := strings.Fields(entry)
+	if len(toks) == 0 {
+		return c, errors.New("an empty deny_args entry")
+	}
+	scope := &spec.opts
+	for _, t := range toks {
+		if spec.subs != nil && c.sub == "" && t[0] != '-' && !strings.HasSuffix(t, "*") && !strings.HasPrefix(t, "path:") {
+			if _, ok := spec.subs[t]; ok {
+				c.sub, scope = t, spec.subs[t]
+				continue
+			}
+		}
+	}
+	for _, t := range toks {
+		switch {
+		case t == c.sub:
+		case strings.HasPrefix(t, "path:"):
+			if len(t) == len("path:") {
+				return c, fmt.Errorf("token %q names no path component", t)
+			}
+			c.paths = append(c.paths, strings.ToLower(t[len("path:"):]))
+		case strings.HasSuffix(t, "*"):
+			if strings.Count(t, "*") != 1 || len(t) == 1 {
+				return c, fmt.Errorf("token %q: '*' is allowed only once, at the end, after a prefix", t)
+			}
+			c.prefix = append(c.prefix, strings.ToLower(t[:len(t)-1]))
+		case t[0] == '-' && len(t) > 1:
+			name := t
+			globalOnly := false
+			if spec.singleDash {
+				c.options = append(c.options, entryOpt{name: name})
+				continue
+			}
+			if strings.HasPrefix(t, "--") {
+				if full, _, exact, found := scope.resolveLong(t[2:]); found && exact {
+					name = "--" + full
+				}
+			}
+			if c.sub == "" && spec.subs != nil && spec.opts.knows(name) {
+				globalOnly = true
+			}
+			c.options = append(c.options, entryOpt{name: scope.canonical(name), globalOnly: globalOnly})
+		default:
+			if strings.ContainsRune(t, '*') {
+				return c, fmt.Errorf("token %q: '*' is allowed only at the end", t)
+			}
+			c.plain = append(c.plain, t)
+		}
+	}
+	return c, nil
+}
+
+// matches reports whether every token of c is present in a.
+func (c *compiled) matches(a *analysis) bool {
+	if c.sub != "" && a.sub != c.sub {
+		return false
+	}
+	for _, o := range c.options {
+		if !slices.ContainsFunc(a.facts, func(f fact) bool {
+			if !f.opt || (o.globalOnly && f.scope != "") {
+				return false
+			}
+			return f.name == o.name || (f.typed != "" && len(f.typed) > 2 && strings.HasPrefix(o.name, f.typed))
+		}) {
+			return false
+		}
+	}
+	for _, p := range c.plain {
+		if !slices.ContainsFunc(a.facts, func(f fact) bool { return !f.opt && f.name == p }) {
+			return false
+		}
+	}
+	for _, p := range c.prefix {
+		if !slices.ContainsFunc(a.values, func(v string) bool { return strings.HasPrefix(strings.ToLower(v), p) }) {
+			return false
+		}
+	}
+	for _, p := range c.paths {
+		if !slices.ContainsFunc(a.values, func(v string) bool { return hasComponent(v, p) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasComponent reports whether path v has a component equal to name,
+// ignoring case and the trailing dots and spaces Windows ignores.
+func hasComponent(v, name string) bool {
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == '/' || r == '\\' || r == '=' }) {
+		if strings.ToLower(strings.TrimRight(part, ". ")) == name || strings.ToLower(part) == name {
+			return true
+		}
+	}
+	return false
+}
+
+func deny(d Decision, code result.Code, rule, reason string) Decision {
+	d.Allowed, d.Code, d.Rule, d.Reason = false, code, rule, reason
+	return d
+}
+
+func contains(list []string, name string) bool {
+	return slices.ContainsFunc(list, func(s string) bool { return Name(s) == name })
+}
+
+// Evaluate decides whether argv may run. Deny wins: a program is refused
+// if it is a path, a shell, wrapper or interpreter, on the denylist, not on
+// the allowlist, or if an argument rule (built-in or the policy's) matches.
+func (p *Policy) Evaluate(argv []string) Decision {
+	d := Decision{Code: result.PolicyDenied, Argv: slices.Clone(argv)}
+	if len(argv) == 0 || argv[0] == "" {
+		return deny(d, result.InvalidRequest, "parse", "the command is empty; send a program name and its arguments")
+	}
+	argv0 := argv[0]
+	d.Name = Name(argv0)
+	switch {
+	case len(argv) > MaxArgs:
+		return deny(d, result.InvalidRequest, "parse", fmt.Sprintf("the command has %d words; the limit is %d", len(argv), MaxArgs))
+	case strings.ContainsAny(argv0, `/\`):
+		return deny(d, result.PolicyDenied, "program-path", errPathProgram.Reason)
+	case strings.ContainsRune(argv0, '=') && argv0[0] != '=':
+		return deny(d, result.PolicyDenied, "env-assignment", "NAME=value before a command sets an environment "+
+			"variable in a shell; "+noShell+" and the environment is fixed: drop the assignment")
+	}
+	if why, ok := never[d.Name]; ok {
+		return deny(d, result.PolicyDenied, "builtin.never", quote(d.Name)+" is never allowed: "+why+
+			". Run the program you want directly, by name, if the policy allows it")
+	}
+	if contains(p.Deny, d.Name) {
+		return deny(d, result.PolicyDenied, "terminal.denylist", quote(d.Name)+" is on the policy's denylist; "+
+			"it cannot be run through this server. Do the task with an allowed command, or ask the user")
+	}
+	if !contains(p.Allow, d.Name) {
+		allowed := slices.Clone(p.Allow)
+		slices.Sort(allowed)
+		return deny(d, result.PolicyDenied, "terminal.allowlist", quote(d.Name)+" is not on the policy's allowlist "+
+			"(anything not allowlisted is denied). Allowed commands: "+strings.Join(allowed, ", "))
+	}
+	spec := specs[d.Name]
+	a := analyze(spec, argv[1:])
+	if spec != nil && spec.strictSubs && a.sub != "" && !a.known {
+		return deny(d, result.PolicyDenied, "builtin.git-subcommand", quote(d.Name+" "+a.sub)+
+			" is not a subcommand this policy knows; an unknown git subcommand runs an alias from the "+
+			"repository's configuration or a git-<name> program. Use one of git's own commands")
+	}
+	if spec == nil {
+		spec = &cmdSpec{}
+	}
+	for i, r := range builtinRules {
+		if Name(r.Command) != d.Name {
+			continue
+		}
+		if entry, ok := matchRule(spec, r, &a); ok {
+			return deny(d, result.PolicyDenied, fmt.Sprintf("builtin[%d] %s %q", i, r.Command, entry), r.Reason)
+		}
+	}
+	for i, r := range p.Rules {
+		if Name(r.Command) != d.Name {
+			continue
+		}
+		if entry, ok := matchRule(spec, r, &a); ok {
+			return deny(d, result.PolicyDenied, fmt.Sprintf("terminal.rules[%d] %s %q", i, r.Command, entry), r.Reason)
+		}
+	}
+	d.Allowed, d.Code, d.Rule, d.Reason = true, result.OK, "terminal.allowlist", quote(d.Name)+" is allowlisted and no argument rule matched"
+	return d
+}
+
+// matchRule returns the first entry of r that matches a. An entry that
+// does not compile matches (fail closed); Validate reports it.
+func matchRule(spec *cmdSpec, r Rule, a *analysis) (string, bool) {
+	for _, e := range r.DenyArgs {
+		c, err := compileEntry(ruleSpec(spec, r), e)
+		if err != nil || c.matches(a) {
+			return e, true
+		}
+	}
+	return "", false
+}
+
+// ruleSpec adds a rule's long_options to the command's table, so an
+// operator can teach abbreviation expansion for a command we ship no
+// tables for.
+func ruleSpec(spec *cmdSpec, r Rule) *cmdSpec {
+	if len(r.LongOptions) == 0 {
+		return spec
+	}
+	s := *spec
+	s.opts.long = merge(spec.opts.long)
+	for _, o := range r.LongOptions {
+		o = strings.TrimPrefix(o, "--")
+		if _, ok := s.opts.long[o]; !ok {
+			s.opts.long[o] = noArg
+		}
+	}
+	return &s
+}
+
+// Check parses line and evaluates it. The error is nil exactly when the
+// decision allows; otherwise it is the *result.Error of the refusal.
+func (p *Policy) Check(line string) (Decision, error) {
+	argv, err := Parse(line)
+	if err != nil {
+		code, reason := result.Classify(err)
+		return Decision{Code: code, Reason: reason, Rule: "parse"}, err
+	}
+	d := p.Evaluate(argv)
+	return d, d.Err()
+}
+
+// Validate reports what is wrong with the policy, every problem joined in
+// one error: names that are empty, not normalised or paths; shells,
+// wrappers and interpreters on the allowlist; rules without a reason,
+// without entries, with an entry that does not compile, or for a command
+// that is not allowlisted (such a rule could never apply).
+func (p *Policy) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) {
+		errs = append(errs, result.New(result.InvalidRequest, "terminal policy: "+fmt.Sprintf(format, a...)))
+	}
+	checkName := func(list, n string) {
+		switch {
+		case strings.TrimSpace(n) == "":
+			bad("%s has an empty command name", list)
+		case strings.ContainsAny(n, `/\ `):
+			bad("%s entry %q must be a bare program name, not a path", list, n)
+		case Name(n) != n:
+			bad("%s entry %q is spelled %q after normalisation; write that", list, n, Name(n))
+		}
+	}
+	for _, n := range p.Allow {
+		checkName("terminal.allowlist", n)
+		if why, ok := never[Name(n)]; ok {
+			bad("terminal.allowlist must not contain %q: %s", n, why)
+		}
+	}
+	for _, n := range p.Deny {
+		checkName("terminal.denylist", n)
+	}
+	for i, r := range p.Rules {
+		where := fmt.Sprintf("terminal.rules[%d] (%s)", i, r.Command)
+		checkName(where+" command", r.Command)
+		if strings.TrimSpace(r.Reason) == "" {
+			bad("%s has no reason; every rule must say why, for the model that is refused", where)
+		}
+		if len(r.DenyArgs) == 0 {
+			bad("%s has no deny_args", where)
+		}
+		if r.Command != "" && !contains(p.Allow, Name(r.Command)) {
+			bad("%s is for a command that is not allowlisted, so it could never apply", where)
+		}
+		spec := specs[Name(r.Command)]
+		if spec == nil {
+			spec = &cmdSpec{}
+		}
+		for _, e := range r.DenyArgs {
+			if _, err := compileEntry(ruleSpec(spec, r), e); err != nil {
+				bad("%s deny_args %q: %v", where, e, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// section is the TOML shape LoadSection reads.
+type section struct {
+	Terminal struct {
+		Allowlist struct {
+			Commands []string `toml:"commands"`
+		} `toml:"allowlist"`
+		Denylist struct {
+			Commands []string `toml:"commands"`
+		} `toml:"denylist"`
+		Rules []Rule `toml:"rules"`
+	} `toml:"terminal"`
+}
+
+// LoadSection decodes the [terminal.allowlist], [terminal.denylist] and
+// [[terminal.rules]] tables strictly (an unknown key is an error) and
+// validates the result.
+func LoadSection(b []byte) (Policy, error) {
+	var s section
+	dec := toml.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Policy{}, result.Wrap(result.InvalidRequest, "terminal policy: the TOML could not be read: "+err.Error(), err)
+	}
+	p := Policy{Allow: s.Terminal.Allowlist.Commands, Deny: s.Terminal.Denylist.Commands, Rules: s.Terminal.Rules}
+	return p, p.Validate()
+}
