@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -308,7 +309,11 @@ func (s *Server) locate(p string) (*jail.Root, string, error) {
 				firstErr = err
 			}
 		}
-		if result.CodeOf(firstErr) == result.PathEscape {
+		if firstErr == nil || result.CodeOf(firstErr) == result.PathEscape {
+			// No root at all, or outside every one of them.
+			if len(s.roots) == 0 {
+				return nil, "", result.New(result.PathEscape, "no roots are configured, so every path is outside them")
+			}
 			return nil, "", result.New(result.PathEscape, "the path is outside every configured root; scan only inside: "+s.rootList())
 		}
 		return nil, "", firstErr
@@ -327,6 +332,10 @@ func (s *Server) rootList() string {
 	}
 	return strings.Join(ps, ", ")
 }
+
+// reclaimWorkers is how many finds are re-validated and deleted at once;
+// each id is handled independently, results keep the request's order.
+const reclaimWorkers = 4
 
 type reclaimArgs struct {
 	IDs     []string `json:"ids"`
@@ -351,24 +360,38 @@ func (s *Server) reclaim(ctx context.Context, _ mcp.CallToolRequest, a reclaimAr
 		return result.With("reclaim", result.InvalidRequest, "at most 1000 ids per call", nil, start)
 	}
 	dry := a.Confirm == nil || *a.Confirm != "delete"
+	results := make([]Outcome, len(a.IDs))
 	seen := map[string]bool{}
-	var results []Outcome
-	var reclaimed int64
-	okCount := 0
-	for _, id := range a.IDs {
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(a.IDs), reclaimWorkers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				results[i] = s.reclaimOne(ctx, a.IDs[i], dry)
+			}
+		}()
+	}
+	for i, id := range a.IDs {
 		if seen[id] {
-			results = append(results, Outcome{ID: truncate(id, 64), Code: result.InvalidRequest, Reason: "this id appears twice in the request"})
+			results[i] = Outcome{ID: truncate(id, 64), Code: result.InvalidRequest, Reason: "this id appears twice in the request"}
 			continue
 		}
 		seen[id] = true
-		o := s.reclaimOne(ctx, id, dry)
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	var reclaimed int64
+	okCount := 0
+	for _, o := range results {
 		if o.Code == result.OK {
 			okCount++
 			if !dry {
 				reclaimed += o.SizeBytes
 			}
 		}
-		results = append(results, o)
 	}
 	detail := map[string]any{"dry_run": dry, "results": results, "reclaimed_bytes": reclaimed}
 	var reason string

@@ -1,0 +1,371 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/sys/unix"
+
+	"github.com/bastion-mcp/bastion/safety/audit"
+	"github.com/bastion-mcp/bastion/safety/jail"
+)
+
+// env is one sweepd server with a real root, a real audit log, a directory
+// outside the root for canaries, and an in-process MCP client.
+type env struct {
+	t         *testing.T
+	root      string // canonical root path
+	outside   string // a directory outside every root
+	auditPath string
+	srv       *Server
+	c         *client.Client
+}
+
+type envOpt func(*Options)
+
+// newEnv starts a server on a fresh root. With noRoot, the server has zero
+// roots.
+func newEnv(t *testing.T, opts ...envOpt) *env {
+	t.Helper()
+	root := canon(t, t.TempDir())
+	e := &env{t: t, root: root, outside: canon(t, t.TempDir())}
+	jr, err := jail.OpenRoot(root)
+	if err != nil {
+		t.Fatalf("OpenRoot: %v", err)
+	}
+	t.Cleanup(func() { jr.Close() })
+	e.auditPath = filepath.Join(canon(t, t.TempDir()), "state", "sweepd.audit.jsonl")
+	alog, err := audit.Open(audit.Options{Path: e.auditPath, Server: "sweepd", Roots: []string{root}})
+	if err != nil {
+		t.Fatalf("audit.Open: %v", err)
+	}
+	t.Cleanup(func() { alog.Close() })
+	o := Options{Roots: []*jail.Root{jr}, Audit: alog, Version: "test"}
+	for _, f := range opts {
+		f(&o)
+	}
+	srv, err := New(o)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	e.srv = srv
+	e.c = startClient(t, srv)
+	return e
+}
+
+func withoutRoots(o *Options)  { o.Roots = nil }
+func withTTL(d time.Duration) envOpt {
+	return func(o *Options) { o.TicketTTL = d }
+}
+func withMaxFinds(n int) envOpt { return func(o *Options) { o.MaxFinds = n } }
+
+// startClient connects mcp-go's in-process client the way a real client
+// does: Start, then initialize with a pinned protocol version.
+func startClient(t *testing.T, srv *Server) *client.Client {
+	t.Helper()
+	c, err := client.NewInProcessClient(srv.MCP())
+	if err != nil {
+		t.Fatalf("NewInProcessClient: %v", err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	initialize(t, c)
+	return c
+}
+
+func initialize(t *testing.T, c *client.Client) {
+	t.Helper()
+	var req mcp.InitializeRequest
+	req.Params.ProtocolVersion = "2025-06-18"
+	req.Params.ClientInfo = mcp.Implementation{Name: "sweepd-attack-tests", Version: "1"}
+	res, err := c.Initialize(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Initialize: %v", err)
+	}
+	if res.ProtocolVersion != "2025-06-18" {
+		t.Fatalf("negotiated %q, want 2025-06-18", res.ProtocolVersion)
+	}
+}
+
+func canon(t *testing.T, p string) string {
+	t.Helper()
+	c, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// opResult is the OperationResult as a client parses it.
+type opResult struct {
+	OK         bool            `json:"ok"`
+	Code       string          `json:"code"`
+	Action     string          `json:"action"`
+	Reason     string          `json:"reason"`
+	Detail     json.RawMessage `json:"detail"`
+	DurationMS float64         `json:"duration_ms"`
+	IsError    bool            `json:"-"`
+}
+
+type findOut struct {
+	ID           string `json:"id"`
+	Path         string `json:"path"`
+	Kind         string `json:"kind"`
+	Ecosystem    string `json:"ecosystem"`
+	SizeBytes    int64  `json:"size_bytes"`
+	LastActivity string `json:"last_activity"`
+	Regenerate   string `json:"regenerate"`
+	Keep         bool   `json:"keep"`
+}
+
+type scanOut struct {
+	Root       string    `json:"root"`
+	Path       string    `json:"path"`
+	Finds      []findOut `json:"finds"`
+	Count      int       `json:"count"`
+	TotalBytes int64     `json:"total_bytes"`
+	Truncated  bool      `json:"truncated"`
+}
+
+type outcomeOut struct {
+	ID        string `json:"id"`
+	Path      string `json:"path"`
+	Code      string `json:"code"`
+	Reason    string `json:"reason"`
+	SizeBytes int64  `json:"size_bytes"`
+}
+
+type reclaimOut struct {
+	DryRun         bool         `json:"dry_run"`
+	Results        []outcomeOut `json:"results"`
+	ReclaimedBytes int64        `json:"reclaimed_bytes"`
+}
+
+// call invokes a tool through the client with raw JSON arguments and
+// parses the result. The structured content and the JSON text must agree:
+// both are the one OperationResult.
+func (e *env) call(name string, args any) opResult {
+	e.t.Helper()
+	return callTool(e.t, e.c, name, args)
+}
+
+func callTool(t *testing.T, c *client.Client, name string, args any) opResult {
+	t.Helper()
+	return callToolCtx(context.Background(), t, c, name, args, nil)
+}
+
+func callToolCtx(ctx context.Context, t *testing.T, c *client.Client, name string, args any, meta *mcp.Meta) opResult {
+	t.Helper()
+	var req mcp.CallToolRequest
+	req.Params.Name = name
+	req.Params.Arguments = args
+	req.Params.Meta = meta
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatalf("CallTool %s: protocol error %v (every tool must answer with an OperationResult)", name, err)
+	}
+	return parseResult(t, res)
+}
+
+func parseResult(t *testing.T, res *mcp.CallToolResult) opResult {
+	t.Helper()
+	if res.StructuredContent == nil {
+		t.Fatalf("result has no structured content: %+v", res)
+	}
+	sb, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r opResult
+	if err := json.Unmarshal(sb, &r); err != nil {
+		t.Fatalf("structured content is not an OperationResult: %v\n%s", err, sb)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("want exactly one text content, got %d", len(res.Content))
+	}
+	tc, ok := mcp.AsTextContent(res.Content[0])
+	if !ok {
+		t.Fatalf("content is not text: %#v", res.Content[0])
+	}
+	var fromText opResult
+	if err := json.Unmarshal([]byte(tc.Text), &fromText); err != nil {
+		t.Fatalf("text content is not the OperationResult JSON: %v\n%s", err, tc.Text)
+	}
+	if fromText.Code != r.Code || fromText.OK != r.OK || fromText.Reason != r.Reason {
+		t.Fatalf("text and structured content disagree:\n%s\n%s", tc.Text, sb)
+	}
+	if r.OK != (r.Code == "OK") {
+		t.Fatalf("ok=%v with code %s", r.OK, r.Code)
+	}
+	if res.IsError == r.OK {
+		t.Fatalf("isError=%v with ok=%v", res.IsError, r.OK)
+	}
+	r.IsError = res.IsError
+	return r
+}
+
+func (r opResult) scan(t *testing.T) scanOut {
+	t.Helper()
+	var s scanOut
+	if err := json.Unmarshal(r.Detail, &s); err != nil {
+		t.Fatalf("scan detail: %v\n%s", err, r.Detail)
+	}
+	return s
+}
+
+func (r opResult) reclaim(t *testing.T) reclaimOut {
+	t.Helper()
+	var s reclaimOut
+	if err := json.Unmarshal(r.Detail, &s); err != nil {
+		t.Fatalf("reclaim detail: %v\n%s", err, r.Detail)
+	}
+	return s
+}
+
+func wantCode(t *testing.T, r opResult, codes ...string) {
+	t.Helper()
+	for _, c := range codes {
+		if r.Code == c {
+			return
+		}
+	}
+	t.Fatalf("code %s (%s), want one of %v; detail %s", r.Code, r.Reason, codes, r.Detail)
+}
+
+// scanOK scans args and requires OK.
+func (e *env) scanOK(args map[string]any) scanOut {
+	e.t.Helper()
+	r := e.call("scan", args)
+	wantCode(e.t, r, "OK")
+	return r.scan(e.t)
+}
+
+// findAt returns the find whose path is p, or fails.
+func findAt(t *testing.T, s scanOut, p string) findOut {
+	t.Helper()
+	for _, f := range s.Finds {
+		if f.Path == p {
+			return f
+		}
+	}
+	t.Fatalf("no find at %s; finds: %+v", p, s.Finds)
+	return findOut{}
+}
+
+func paths(s scanOut) []string {
+	var out []string
+	for _, f := range s.Finds {
+		out = append(out, f.Path)
+	}
+	return out
+}
+
+// write creates a file (and its parents) with content.
+func write(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mkdir(t *testing.T, p string) {
+	t.Helper()
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// nodeProject creates dir/package.json and dir/node_modules with a few files.
+func nodeProject(t *testing.T, dir string) string {
+	t.Helper()
+	write(t, filepath.Join(dir, "package.json"), `{"name":"p"}`)
+	nm := filepath.Join(dir, "node_modules")
+	write(t, filepath.Join(nm, "left-pad", "index.js"), "module.exports = 1\n")
+	write(t, filepath.Join(nm, "left-pad", "package.json"), `{"name":"left-pad"}`)
+	write(t, filepath.Join(nm, ".bin", "tool"), "#!/bin/sh\n")
+	return nm
+}
+
+// canaryTree creates files with known content under dir and returns a
+// function that fails the test unless every one is still there, intact.
+func canaryTree(t *testing.T, dir string) func() {
+	t.Helper()
+	files := map[string]string{
+		"precious.txt":          "do not delete",
+		"sub/deeper/data.bin":   strings.Repeat("x", 3000),
+		"node_modules/keep.js":  "canary module",
+		"left-pad/index.js":     "canary left-pad",
+		".bin/tool":             "canary tool",
+		"sub/deeper/more/z.txt": "zzz",
+	}
+	for name, content := range files {
+		write(t, filepath.Join(dir, name), content)
+	}
+	return func() {
+		t.Helper()
+		for name, content := range files {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatalf("canary %s was touched: %v", name, err)
+			}
+			if string(b) != content {
+				t.Fatalf("canary %s content changed", name)
+			}
+		}
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+func mustExist(t *testing.T, p string) {
+	t.Helper()
+	if !exists(p) {
+		t.Fatalf("%s was deleted", p)
+	}
+}
+
+// mountTmpfs mounts a small tmpfs at dir and unmounts it at cleanup.
+func mountTmpfs(t *testing.T, dir string) {
+	t.Helper()
+	mkdir(t, dir)
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=4m,mode=0755"); err != nil {
+		t.Fatalf("mount tmpfs at %s: %v (tests run as root)", dir, err)
+	}
+	t.Cleanup(func() { unmount(t, dir) })
+}
+
+// bindReadOnly bind-mounts dir onto itself read-only.
+func bindReadOnly(t *testing.T, dir string) {
+	t.Helper()
+	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
+		t.Fatalf("bind mount %s: %v", dir, err)
+	}
+	t.Cleanup(func() { unmount(t, dir) })
+	if err := unix.Mount("", dir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+		t.Fatalf("remount %s read-only: %v", dir, err)
+	}
+}
+
+func unmount(t *testing.T, dir string) {
+	if err := unix.Unmount(dir, 0); err != nil {
+		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	}
+}

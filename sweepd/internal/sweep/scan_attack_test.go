@@ -1,0 +1,374 @@
+package sweep
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// noFindUnder fails if any find lies at or beneath dir.
+func noFindUnder(t *testing.T, s scanOut, dir string) {
+	t.Helper()
+	for _, f := range s.Finds {
+		if f.Path == dir || strings.HasPrefix(f.Path, dir+string(filepath.Separator)) {
+			t.Fatalf("find %s lies beneath %s", f.Path, dir)
+		}
+	}
+}
+
+func TestEmptyRootListDeniesEveryPath(t *testing.T) {
+	e := newEnv(t, withoutRoots)
+	// A project the server could find if it fell back to anything.
+	nodeProject(t, filepath.Join(e.root, "proj"))
+	nodeProject(t, filepath.Join(e.outside, "proj"))
+	for _, p := range []string{
+		"/", e.root, filepath.Join(e.root, "proj"), e.outside, ".", "proj", "..", "../proj",
+		"/tmp", "", filepath.Join(e.root, "proj", "node_modules"),
+	} {
+		r := e.call("scan", map[string]any{"path": p})
+		wantCode(t, r, "PATH_ESCAPE", "INVALID_REQUEST")
+	}
+	// Without a path the server walks its roots: none, so nothing is found.
+	r := e.call("scan", map[string]any{})
+	if r.OK {
+		if s := r.scan(t); len(s.Finds) != 0 || s.Count != 0 {
+			t.Fatalf("a server with no roots found %v", paths(s))
+		}
+	}
+	mustExist(t, filepath.Join(e.root, "proj", "node_modules"))
+}
+
+func TestScanRefusesDotDotTraversal(t *testing.T) {
+	e := newEnv(t)
+	nodeProject(t, filepath.Join(e.root, "proj"))
+	nodeProject(t, filepath.Join(e.outside, "victim"))
+	rel, err := filepath.Rel(e.root, e.outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{
+		"..", "../", "./..", "proj/../..", "proj/../../", "proj/../../" + filepath.Base(e.outside),
+		rel, rel + "/victim", "proj/./../../..", strings.Repeat("../", 40),
+		e.root + "/..", e.root + "/proj/../..", e.root + "/../" + filepath.Base(e.root) + "/../" + filepath.Base(e.outside),
+	} {
+		r := e.call("scan", map[string]any{"path": p})
+		wantCode(t, r, "PATH_ESCAPE")
+		if strings.Contains(string(r.Detail), "victim") {
+			t.Fatalf("scan(%q) mentions the outside project: %s", p, r.Detail)
+		}
+	}
+	// A ".." that stays inside the root is just a path.
+	s := e.scanOK(map[string]any{"path": "proj/../proj"})
+	findAt(t, s, filepath.Join(e.root, "proj", "node_modules"))
+}
+
+func TestScanRefusesAbsolutePathOutside(t *testing.T) {
+	e := newEnv(t)
+	nodeProject(t, filepath.Join(e.outside, "victim"))
+	// Siblings whose names extend the root's name: a string-prefix check
+	// would let them in.
+	for _, sib := range []string{e.root + "-evil", e.root + "evil", e.root + ".bak"} {
+		nodeProject(t, filepath.Join(sib, "p"))
+		t.Cleanup(func() { os.RemoveAll(sib) })
+	}
+	for _, p := range []string{
+		"/", "/etc", "/proc/self/cwd", "/proc/self/root" + e.root, e.outside, filepath.Join(e.outside, "victim"),
+		e.root + "-evil", e.root + "-evil/p", e.root + "evil", e.root + ".bak/p", filepath.Dir(e.root),
+		"//" + e.outside,
+	} {
+		r := e.call("scan", map[string]any{"path": p})
+		wantCode(t, r, "PATH_ESCAPE")
+	}
+	s := e.scanOK(nil)
+	if len(s.Finds) != 0 {
+		t.Fatalf("the empty root yielded finds %v", paths(s))
+	}
+}
+
+func TestScanRefusesNULAndControlCharacters(t *testing.T) {
+	e := newEnv(t)
+	nodeProject(t, filepath.Join(e.root, "proj"))
+	for _, p := range []string{
+		"proj\x00", "proj\x00/../..", e.root + "/proj\x00/x", "\x00", "proj\n", "proj\r\n../..",
+		"\x1b[31mproj", "proj\x7f", "proj\u0085", "proj\t", e.root + "\x00/..",
+	} {
+		r := e.call("scan", map[string]any{"path": p})
+		wantCode(t, r, "INVALID_REQUEST")
+		if strings.ContainsAny(r.Reason, "\x00\x1b") {
+			t.Fatalf("reason echoes control characters: %q", r.Reason)
+		}
+	}
+	// A name with a control character inside the root is not entered either
+	// (it could never be named in a result safely); nothing crashes.
+	nodeProject(t, filepath.Join(e.root, "bad\x1bname"))
+	s := e.scanOK(nil)
+	for _, f := range s.Finds {
+		if strings.ContainsAny(f.Path, "\x00\x1b") {
+			t.Fatalf("a find's path carries control characters: %q", f.Path)
+		}
+	}
+}
+
+func TestScanDoesNotFollowSymlinkLeavingRoot(t *testing.T) {
+	e := newEnv(t)
+	victim := filepath.Join(e.outside, "victim")
+	nodeProject(t, victim)
+	nodeProject(t, filepath.Join(e.root, "mine"))
+	link := filepath.Join(e.root, "link")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(e.outside, filepath.Join(e.root, "mine", "up")); err != nil {
+		t.Fatal(err)
+	}
+	// A relative link that climbs out.
+	rel, _ := filepath.Rel(filepath.Join(e.root, "mine"), victim)
+	if err := os.Symlink(rel, filepath.Join(e.root, "mine", "rel")); err != nil {
+		t.Fatal(err)
+	}
+	s := e.scanOK(nil)
+	noFindUnder(t, s, e.outside)
+	noFindUnder(t, s, link)
+	noFindUnder(t, s, filepath.Join(e.root, "mine", "up"))
+	noFindUnder(t, s, filepath.Join(e.root, "mine", "rel"))
+	if len(s.Finds) != 1 {
+		t.Fatalf("want only mine/node_modules, got %v", paths(s))
+	}
+	for _, p := range []string{link, "link", "link/", "link/node_modules", "mine/up", "mine/up/victim", "mine/rel", filepath.Join(e.root, "mine", "rel") + "/"} {
+		r := e.call("scan", map[string]any{"path": p})
+		wantCode(t, r, "PATH_ESCAPE")
+		if strings.Contains(string(r.Detail), e.outside) {
+			t.Fatalf("scan(%q) reported an outside path: %s", p, r.Detail)
+		}
+	}
+}
+
+func TestSymlinkToADirectoryInsideTheRootIsNotFollowedEither(t *testing.T) {
+	e := newEnv(t)
+	nodeProject(t, filepath.Join(e.root, "a"))
+	if err := os.Symlink(filepath.Join(e.root, "a"), filepath.Join(e.root, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	// A symlinked artifact directory beside a real marker.
+	write(t, filepath.Join(e.root, "b", "package.json"), "{}")
+	if err := os.Symlink(filepath.Join(e.root, "a", "node_modules"), filepath.Join(e.root, "b", "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	s := e.scanOK(nil)
+	if len(s.Finds) != 1 || s.Finds[0].Path != filepath.Join(e.root, "a", "node_modules") {
+		t.Fatalf("want a single find a/node_modules, got %v", paths(s))
+	}
+}
+
+func TestScanOfAFileOrMissingPathIsRefused(t *testing.T) {
+	e := newEnv(t)
+	nodeProject(t, filepath.Join(e.root, "proj"))
+	for _, p := range []string{"proj/package.json", "missing", e.root + "/missing/deeper"} {
+		r := e.call("scan", map[string]any{"path": p})
+		wantCode(t, r, "NOT_FOUND", "INVALID_REQUEST")
+	}
+}
+
+func TestTargetWithoutMarkerIsNotAFind(t *testing.T) {
+	e := newEnv(t)
+	write(t, filepath.Join(e.root, "bare", "target", "debug", "app"), "binary")
+	write(t, filepath.Join(e.root, "bare", "README.md"), "no marker here")
+	// Markers that are not regular files do not count.
+	mkdir(t, filepath.Join(e.root, "dirmarker", "Cargo.toml"))
+	write(t, filepath.Join(e.root, "dirmarker", "target", "x"), "x")
+	write(t, filepath.Join(e.outside, "Cargo.toml"), "[package]")
+	mkdir(t, filepath.Join(e.root, "linkmarker"))
+	if err := os.Symlink(filepath.Join(e.outside, "Cargo.toml"), filepath.Join(e.root, "linkmarker", "Cargo.toml")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(e.root, "linkmarker", "target", "x"), "x")
+	// A marker one level up is not beside the directory.
+	write(t, filepath.Join(e.root, "up", "Cargo.toml"), "[package]")
+	write(t, filepath.Join(e.root, "up", "sub", "target", "x"), "x")
+	// node_modules without package.json.
+	write(t, filepath.Join(e.root, "loose", "node_modules", "x", "index.js"), "x")
+	// The real ones.
+	for dir, marker := range map[string]string{"rust": "Cargo.toml", "mvn": "pom.xml", "scala": "build.sbt"} {
+		write(t, filepath.Join(e.root, dir, marker), "m")
+		write(t, filepath.Join(e.root, dir, "target", "out"), "o")
+	}
+	s := e.scanOK(nil)
+	for _, d := range []string{"bare", "dirmarker", "linkmarker", "loose", "up/sub"} {
+		noFindUnder(t, s, filepath.Join(e.root, d))
+	}
+	for dir, kind := range map[string]string{"rust": "cargo", "mvn": "maven", "scala": "sbt"} {
+		if f := findAt(t, s, filepath.Join(e.root, dir, "target")); f.Kind != kind {
+			t.Fatalf("%s/target: kind %s, want %s", dir, f.Kind, kind)
+		}
+	}
+	if len(s.Finds) != 3 {
+		t.Fatalf("want 3 finds, got %v", paths(s))
+	}
+}
+
+func TestVenvNeedsPyvenvCfg(t *testing.T) {
+	e := newEnv(t)
+	write(t, filepath.Join(e.root, "nocfg", ".venv", "lib", "site.py"), "x")
+	write(t, filepath.Join(e.root, "dircfg", ".venv", "lib", "site.py"), "x")
+	mkdir(t, filepath.Join(e.root, "dircfg", ".venv", "pyvenv.cfg"))
+	write(t, filepath.Join(e.outside, "pyvenv.cfg"), "home = /usr/bin")
+	write(t, filepath.Join(e.root, "linkcfg", "venv", "lib", "site.py"), "x")
+	if err := os.Symlink(filepath.Join(e.outside, "pyvenv.cfg"), filepath.Join(e.root, "linkcfg", "venv", "pyvenv.cfg")); err != nil {
+		t.Fatal(err)
+	}
+	// A user's own directory called venv with a config beside it, not inside.
+	write(t, filepath.Join(e.root, "beside", "pyvenv.cfg"), "home = /usr/bin")
+	write(t, filepath.Join(e.root, "beside", "venv", "notes.txt"), "mine")
+	write(t, filepath.Join(e.root, "real", ".venv", "pyvenv.cfg"), "home = /usr/bin")
+	write(t, filepath.Join(e.root, "real", ".venv", "lib", "site.py"), "x")
+	write(t, filepath.Join(e.root, "real2", "venv", "pyvenv.cfg"), "home = /usr/bin")
+	s := e.scanOK(nil)
+	for _, d := range []string{"nocfg", "dircfg", "linkcfg", "beside"} {
+		noFindUnder(t, s, filepath.Join(e.root, d))
+	}
+	for _, p := range []string{"real/.venv", "real2/venv"} {
+		if f := findAt(t, s, filepath.Join(e.root, p)); f.Kind != "venv" {
+			t.Fatalf("%s: kind %s", p, f.Kind)
+		}
+	}
+	// The check is repeated at reclaim: pyvenv.cfg removed after the scan.
+	f := findAt(t, s, filepath.Join(e.root, "real", ".venv"))
+	if err := os.Remove(filepath.Join(e.root, "real", ".venv", "pyvenv.cfg")); err != nil {
+		t.Fatal(err)
+	}
+	r := e.call("reclaim", map[string]any{"ids": []string{f.ID}, "confirm": "delete"})
+	wantCode(t, r, "STALE")
+	mustExist(t, filepath.Join(e.root, "real", ".venv", "lib", "site.py"))
+}
+
+// markerFile turns a marker pattern into a file name it matches.
+func markerFile(p string) string { return strings.ReplaceAll(p, "*", "x") }
+
+func TestEveryCatalogKindIsFound(t *testing.T) {
+	e := newEnv(t)
+	type want struct{ kind, eco, regen string }
+	wants := map[string]want{}
+	for _, tg := range Catalog {
+		for i, dir := range tg.Dirs {
+			proj := filepath.Join(e.root, tg.Kind+"-"+string(rune('a'+i)))
+			if len(tg.Markers) > 0 {
+				write(t, filepath.Join(proj, markerFile(tg.Markers[0])), "marker")
+			}
+			art := filepath.Join(proj, filepath.FromSlash(dir))
+			write(t, filepath.Join(art, "artifact.bin"), strings.Repeat("a", 100))
+			for _, in := range tg.Inside {
+				write(t, filepath.Join(art, in), "home = /usr/bin")
+			}
+			wants[art] = want{tg.Kind, tg.Ecosystem, tg.Regenerate}
+		}
+	}
+	s := e.scanOK(nil)
+	for art, w := range wants {
+		f := findAt(t, s, art)
+		if f.Kind != w.kind || f.Ecosystem != w.eco || f.Regenerate != w.regen {
+			t.Errorf("%s: got %s/%s %q, want %s/%s %q", art, f.Kind, f.Ecosystem, f.Regenerate, w.kind, w.eco, w.regen)
+		}
+		if !strings.HasPrefix(f.ID, "f-") || f.SizeBytes <= 0 || f.Keep {
+			t.Errorf("%s: bad find %+v", art, f)
+		}
+	}
+	if len(s.Finds) != len(wants) {
+		t.Fatalf("%d finds, want %d", len(s.Finds), len(wants))
+	}
+	// list_targets lists the same catalog.
+	r := e.call("list_targets", nil)
+	wantCode(t, r, "OK")
+	for _, tg := range Catalog {
+		if !strings.Contains(string(r.Detail), `"kind":"`+tg.Kind+`"`) {
+			t.Errorf("list_targets lacks %s", tg.Kind)
+		}
+	}
+	if len(Catalog) < 20 {
+		t.Fatalf("only %d kinds", len(Catalog))
+	}
+}
+
+func TestScanOnlyFiltersByKindAndEcosystem(t *testing.T) {
+	e := newEnv(t)
+	nodeProject(t, filepath.Join(e.root, "js"))
+	write(t, filepath.Join(e.root, "rs", "Cargo.toml"), "[package]")
+	write(t, filepath.Join(e.root, "rs", "target", "x"), "x")
+	s := e.scanOK(map[string]any{"only": []string{"rust"}})
+	if len(s.Finds) != 1 || s.Finds[0].Kind != "cargo" {
+		t.Fatalf("only rust: %v", paths(s))
+	}
+	s = e.scanOK(map[string]any{"only": []string{"node_modules"}})
+	if len(s.Finds) != 1 || s.Finds[0].Kind != "node_modules" {
+		t.Fatalf("only node_modules: %v", paths(s))
+	}
+}
+
+func TestScanNeverDescendsIntoFinds(t *testing.T) {
+	e := newEnv(t)
+	nm := nodeProject(t, filepath.Join(e.root, "proj"))
+	nodeProject(t, filepath.Join(nm, "inner"))
+	nodeProject(t, filepath.Join(nm, "inner", "node_modules", "deeper"))
+	write(t, filepath.Join(nm, "py", "x.py"), "print(1)")
+	write(t, filepath.Join(nm, "py", "__pycache__", "x.pyc"), "c")
+	write(t, filepath.Join(e.root, "rs", "Cargo.toml"), "[package]")
+	write(t, filepath.Join(e.root, "rs", "target", "Cargo.toml"), "[package]")
+	write(t, filepath.Join(e.root, "rs", "target", "target", "x"), "x")
+	s := e.scanOK(nil)
+	if len(s.Finds) != 2 {
+		t.Fatalf("want proj/node_modules and rs/target only, got %v", paths(s))
+	}
+	findAt(t, s, nm)
+	findAt(t, s, filepath.Join(e.root, "rs", "target"))
+}
+
+func TestScanSkipsVCSDirectories(t *testing.T) {
+	e := newEnv(t)
+	for _, vcs := range []string{".git", ".hg", ".svn", ".jj", ".bzr", "_darcs", ".pijul"} {
+		nodeProject(t, filepath.Join(e.root, "repo", vcs, "objects", "proj"))
+		nodeProject(t, filepath.Join(e.root, "repo", vcs))
+	}
+	nm := nodeProject(t, filepath.Join(e.root, "repo"))
+	s := e.scanOK(nil)
+	if len(s.Finds) != 1 {
+		t.Fatalf("want only repo/node_modules, got %v", paths(s))
+	}
+	findAt(t, s, nm)
+}
+
+func TestScanResultIsBoundedAndTruncated(t *testing.T) {
+	e := newEnv(t, withMaxFinds(5))
+	for i := 1; i <= 8; i++ {
+		nm := nodeProject(t, filepath.Join(e.root, "p"+string(rune('0'+i))))
+		write(t, filepath.Join(nm, "blob"), strings.Repeat("b", i*64*1024))
+	}
+	s := e.scanOK(nil)
+	if len(s.Finds) != 5 || !s.Truncated || s.Count != 8 {
+		t.Fatalf("got %d finds, truncated=%v, count=%d; want 5, true, 8", len(s.Finds), s.Truncated, s.Count)
+	}
+	for i := 1; i < len(s.Finds); i++ {
+		if s.Finds[i].SizeBytes > s.Finds[i-1].SizeBytes {
+			t.Fatalf("not largest first: %+v", s.Finds)
+		}
+	}
+	if s.Finds[0].Path != filepath.Join(e.root, "p8", "node_modules") {
+		t.Fatalf("largest is %s", s.Finds[0].Path)
+	}
+	var sum int64
+	for _, f := range s.Finds {
+		sum += f.SizeBytes
+	}
+	if s.TotalBytes <= sum {
+		t.Fatalf("total_bytes %d should count all 8 finds (shown sum %d)", s.TotalBytes, sum)
+	}
+	// min_size_mb filters before the bound.
+	s = e.scanOK(map[string]any{"min_size_mb": 0.4})
+	if s.Truncated || s.Count != len(s.Finds) {
+		t.Fatalf("min_size_mb: %+v", s)
+	}
+	for _, f := range s.Finds {
+		if f.SizeBytes < 419430 {
+			t.Fatalf("min_size_mb let %d bytes through", f.SizeBytes)
+		}
+	}
+}
