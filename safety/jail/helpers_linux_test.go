@@ -61,6 +61,18 @@ func mountTmpfs(t testing.TB, dir string) {
 	t.Cleanup(func() { unmount(t, dir) })
 }
 
+// memDir is a t.TempDir with a tmpfs on it, for tests that churn through
+// thousands of directory operations: the disk's journal would make them slow.
+func memDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64m"); err != nil {
+		t.Fatalf("mount tmpfs at %s: %v (these tests need root)", dir, err)
+	}
+	t.Cleanup(func() { unmount(t, dir) })
+	return dir
+}
+
 // bindMount binds src onto dst (both must exist, of the same kind).
 func bindMount(t testing.TB, src, dst string) {
 	t.Helper()
