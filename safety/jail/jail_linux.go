@@ -31,7 +31,9 @@ type Root struct {
 	path string
 }
 
-// Dir is an open directory, reached without following any symlink.
+// Dir is an open directory, reached without following any symlink. Each Dir
+// has its own directory offset; one Dir is not for concurrent ReadDir,
+// Usage or RemoveContents calls (open another Dir instead).
 type Dir struct {
 	fd   int
 	rel  string // relative to its Root, for messages
@@ -523,7 +525,10 @@ func (d *Dir) removeEntry(e Entry) (Usage, error) {
 }
 
 // RemoveEmptyChild removes the now-empty child directory name, provided the
-// name still refers to the object with identity want.
+// name still refers to the object with identity want. Limitation: the check
+// and the unlinkat are two syscalls, so a swap between them could remove a
+// different directory at that name, but only an empty one (AT_REMOVEDIR
+// never removes contents).
 func (d *Dir) RemoveEmptyChild(name string, want Identity) error {
 	info, err := d.Lstat(name)
 	if err != nil {

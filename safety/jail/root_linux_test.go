@@ -490,3 +490,32 @@ func bytesOf(c byte, n int) []byte {
 	}
 	return b
 }
+
+func TestOpenDirTreatsDotAndDoubleSlashTheSameInBothResolvers(t *testing.T) {
+	// The fallback walk must not be stricter or looser than openat2 about
+	// spellings Clean would have normalised.
+	resolvers(t, func(t *testing.T) {
+		root := t.TempDir()
+		mkdirAll(t, filepath.Join(root, "a", "b"))
+		r := openRoot(t, root)
+		want := identityOf(t, filepath.Join(root, "a", "b"))
+		for _, rel := range []string{"a/b", "a/./b", "a//b", "./a/b", "a/b/"} {
+			d, err := r.OpenDir(rel)
+			if err != nil {
+				t.Errorf("OpenDir(%q): %v", rel, err)
+				continue
+			}
+			if d.Info().ID != want {
+				t.Errorf("OpenDir(%q) opened %+v", rel, d.Info().ID)
+			}
+			d.Close()
+		}
+		for _, rel := range []string{"/a/b", "/", "a/b/../../.."} {
+			d, err := r.OpenDir(rel)
+			if err == nil {
+				d.Close()
+			}
+			wantCode(t, "OpenDir("+rel+")", err, result.PathEscape)
+		}
+	})
+}
