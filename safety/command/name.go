@@ -26,7 +26,7 @@ var aliases = map[string]string{
 	"nodejs": "node", "iojs": "node",
 	"pythonw": "python", "pypy": "python", "ipython": "python", "bpython": "python",
 	"luajit": "lua",
-	"vi": "vim", "nvim": "vim", "view": "vim", "ex": "vim", "rvim": "vim", "vimdiff": "vim", "gvim": "vim",
+	"vi":     "vim", "nvim": "vim", "view": "vim", "ex": "vim", "rvim": "vim", "vimdiff": "vim", "gvim": "vim",
 	"rbash": "bash", "mksh": "ksh", "pdksh": "ksh", "ksh93": "ksh", "oksh": "ksh",
 	"pwsh": "powershell", "sudoedit": "sudo",
 }
@@ -51,8 +51,10 @@ func Name(argv0 string) string {
 	if i := strings.LastIndexAny(s, `/\`); i >= 0 {
 		s = s[i+1:]
 	}
-	s = strings.ToLower(strings.TrimRight(s, ". "))
-	s = strings.TrimRight(strings.TrimSuffix(s, ".exe"), ". ")
+	if !plain(s) {
+		s = strings.ToLower(strings.TrimRight(s, ". "))
+		s = strings.TrimRight(strings.TrimSuffix(s, ".exe"), ". ")
+	}
 	if a, ok := aliases[s]; ok {
 		return a
 	}
@@ -63,6 +65,21 @@ func Name(argv0 string) string {
 		return fold(base)
 	}
 	return s
+}
+
+// plain reports whether s is lower-case letters, digits, '-', '_' and
+// inner dots, and not ending in ".exe": nothing to trim or fold.
+func plain(s string) bool {
+	if s == "" || s[len(s)-1] == '.' || strings.HasSuffix(s, ".exe") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 func fold(s string) string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/pelletier/go-toml/v2"
@@ -204,7 +205,7 @@ func deny(d Decision, code result.Code, rule, reason string) Decision {
 }
 
 func contains(list []string, name string) bool {
-	return slices.ContainsFunc(list, func(s string) bool { return Name(s) == name })
+	return slices.ContainsFunc(list, func(s string) bool { return s == name || Name(s) == name })
 }
 
 // Evaluate decides whether argv may run. Deny wins: a program is refused
@@ -251,7 +252,7 @@ func (p *Policy) Evaluate(argv []string) Decision {
 		spec = &cmdSpec{}
 	}
 	for i, r := range builtinRules {
-		if Name(r.Command) != d.Name {
+		if r.Command != d.Name && Name(r.Command) != d.Name {
 			continue
 		}
 		if entry, ok := matchRule(spec, r, &a); ok {
@@ -259,7 +260,7 @@ func (p *Policy) Evaluate(argv []string) Decision {
 		}
 	}
 	for i, r := range p.Rules {
-		if Name(r.Command) != d.Name {
+		if r.Command != d.Name && Name(r.Command) != d.Name {
 			continue
 		}
 		if entry, ok := matchRule(spec, r, &a); ok {
@@ -274,12 +275,38 @@ func (p *Policy) Evaluate(argv []string) Decision {
 // does not compile matches (fail closed); Validate reports it.
 func matchRule(spec *cmdSpec, r Rule, a *analysis) (string, bool) {
 	for _, e := range r.DenyArgs {
-		c, err := compileEntry(ruleSpec(spec, r), e)
+		c, err := compileCached(spec, r, e)
 		if err != nil || c.matches(a) {
 			return e, true
 		}
 	}
 	return "", false
+}
+
+// compiledEntries caches compileEntry: an entry's meaning depends only on
+// the static tables, the command and the rule's long_options.
+var compiledEntries sync.Map // entryKey → *compileResult
+
+type entryKey struct{ command, entry, long string }
+
+type compileResult struct {
+	c   compiled
+	err error
+}
+
+func compileCached(spec *cmdSpec, r Rule, e string) (*compiled, error) {
+	key := entryKey{r.Command, e, ""}
+	if len(r.LongOptions) > 0 {
+		key.long = strings.Join(r.LongOptions, " ")
+	}
+	if v, ok := compiledEntries.Load(key); ok {
+		res := v.(*compileResult)
+		return &res.c, res.err
+	}
+	c, err := compileEntry(ruleSpec(spec, r), e)
+	res := &compileResult{c, err}
+	compiledEntries.Store(key, res)
+	return &res.c, res.err
 }
 
 // ruleSpec adds a rule's long_options to the command's table, so an
