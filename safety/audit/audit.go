@@ -1,0 +1,480 @@
+package audit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/bastion-mcp/bastion/safety/ids"
+	"github.com/bastion-mcp/bastion/safety/result"
+)
+
+// The fail modes.
+const (
+	// FailClosed refuses the act when its intent cannot be recorded.
+	FailClosed = "closed"
+	// FailOpen reports a failed write to the logger and lets the act go on.
+	FailOpen = "open"
+)
+
+// Keep is how many rotated files (FILE.1 ... FILE.5) rotation keeps.
+const Keep = 5
+
+// DefaultFile is the conventional name of the log file inside DefaultDir.
+const DefaultFile = "audit.jsonl"
+
+// Options configures Open.
+type Options struct {
+	// Path is the log file; it must be absolute. Its directory is created
+	// 0700 if missing; the file is created 0600 (an existing file keeps its
+	// mode) and is always opened O_APPEND, never through a symbolic link.
+	// FILE.lock beside it serialises writers across processes.
+	Path string
+	// FailMode is "closed" (the default when empty) or "open"; anything
+	// else is refused.
+	FailMode string
+	// Server names the writing server ("sweepd", "terminald", ...); it is
+	// written into every record and named in operator messages.
+	Server string
+	// Roots are the operator roots the server may write in. Open refuses
+	// (POLICY_DENIED, the reason names the root) a log whose directory lies
+	// inside any of them, as written or once symbolic links are resolved,
+	// or whose path passes through a symbolic link that lies inside one.
+	Roots []string
+	// Logger receives open-mode failures and rotation trouble; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// MaxBytes rotates the file before a record would grow it past this
+	// many bytes (0 = never rotate). A single record larger than MaxBytes
+	// still goes into a file of its own.
+	MaxBytes int64
+}
+
+// Log is an open audit log. It is safe for concurrent use, and several
+// processes may hold the same log open.
+type Log struct {
+	path     string
+	dir      string
+	server   string
+	openMode bool
+	maxBytes int64
+	logger   *slog.Logger
+
+	mu     sync.Mutex
+	closed bool
+	lock   *os.File // FILE.lock, flock'd around every append
+	head   head     // the chain head as this Log last saw it
+	// known and knownSize identify the file as this Log left it after its
+	// last write. When the file on disk differs (another process wrote,
+	// rotated or replaced it, or a write failed), the head is re-read from
+	// the file before the next record is chained.
+	known     fs.FileInfo
+	knownSize int64
+}
+
+// Refusals and failures carried inside the errors this package returns.
+var (
+	errClosed     = result.New(result.AuditUnavailable, "the audit log has been closed")
+	errEncode     = result.New(result.AuditUnavailable, "a field holds a value that cannot be written as JSON")
+	errNotRegular = result.New(result.AuditUnavailable, "the audit log path is not a regular file")
+)
+
+// Open opens (creating if needed) the audit log described by opts, and reads
+// the end of an existing file to recover the sequence number and chain head.
+//
+// It refuses, with a *result.Error: bad options (INVALID_REQUEST); a log
+// inside an operator root (POLICY_DENIED); a log it cannot create, lock or
+// open (AUDIT_UNAVAILABLE, wrapping the OS error, e.g. ENOTDIR when a parent
+// is a regular file). A log whose last line is torn or unreadable is refused
+// in closed mode (AUDIT_UNAVAILABLE, the reason says to run
+// `<server> audit verify FILE`); in open mode it is reported to the logger
+// and the next record is appended after the break.
+func Open(opts Options) (*Log, error) {
+	if opts.Path == "" {
+		return nil, result.New(result.InvalidRequest, "the audit log path is empty")
+	}
+	if !filepath.IsAbs(opts.Path) {
+		return nil, result.New(result.InvalidRequest,
+			fmt.Sprintf("the audit log path %q is not absolute", opts.Path))
+	}
+	path := filepath.Clean(opts.Path)
+	dir := filepath.Dir(path)
+	if base := filepath.Base(path); base == "." || base == ".." || base == string(filepath.Separator) || dir == path {
+		return nil, result.New(result.InvalidRequest,
+			fmt.Sprintf("the audit log path %q does not name a file", opts.Path))
+	}
+	openMode := false
+	switch opts.FailMode {
+	case "", FailClosed:
+	case FailOpen:
+		openMode = true
+	default:
+		return nil, result.New(result.InvalidRequest,
+			fmt.Sprintf("the audit fail mode %q is neither %q nor %q", opts.FailMode, FailClosed, FailOpen))
+	}
+	if opts.Server == "" {
+		return nil, result.New(result.InvalidRequest, "the audit log needs the server's name")
+	}
+	if opts.MaxBytes < 0 {
+		return nil, result.New(result.InvalidRequest, "the audit log's MaxBytes is negative")
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+
+	// Check before creating anything, so no directory appears inside a
+	// root; check again once the directory exists and resolves fully.
+	if err := checkRoots(dir, opts.Roots); err != nil {
+		return nil, err
+	}
+	_, statErr := os.Lstat(dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, result.Wrap(result.AuditUnavailable,
+			fmt.Sprintf("cannot create the audit log directory %s", dir), err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		_ = syncDir(filepath.Dir(dir)) // best effort: the new entry in the parent
+	}
+	if err := checkRoots(dir, opts.Roots); err != nil {
+		return nil, err
+	}
+
+	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE|oNoFollow, 0o600)
+	if err != nil {
+		return nil, result.Wrap(result.AuditUnavailable,
+			fmt.Sprintf("cannot open the audit lock file %s.lock", path), err)
+	}
+	l := &Log{
+		path: path, dir: dir, server: opts.Server, openMode: openMode,
+		maxBytes: opts.MaxBytes, logger: logger, lock: lock, head: genesis,
+	}
+	if err := l.load(); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// load reads the chain head from the file, creating the file if missing.
+func (l *Log) load() error {
+	if err := flock(l.lock); err != nil {
+		return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot lock the audit log %s", l.path), err)
+	}
+	defer funlock(l.lock)
+	f, created, err := l.openFile()
+	if err != nil {
+		return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot open the audit log %s", l.path), err)
+	}
+	defer f.Close()
+	fi, err := statRegular(f)
+	if err != nil {
+		return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot use the audit log %s", l.path), err)
+	}
+	if created {
+		if err := syncDir(l.dir); err != nil {
+			return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot sync the audit log directory %s", l.dir), err)
+		}
+	}
+	st, err := l.state(f, fi.Size())
+	if err != nil {
+		return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot read the end of the audit log %s", l.path), err)
+	}
+	l.head = st.head
+	if st.broken != "" {
+		msg := describeBroken(l.server, l.path, st.broken)
+		if !l.openMode {
+			return result.New(result.AuditUnavailable, msg)
+		}
+		l.logger.Warn("audit: "+msg+"; continuing after the break because the audit fail mode is open",
+			"server", l.server, "path", l.path)
+		l.known = nil // the first append re-reads the tail and closes a torn line
+		return nil
+	}
+	l.known, l.knownSize = fi, fi.Size()
+	return nil
+}
+
+// Path returns the log file's path as cleaned by Open.
+func (l *Log) Path() string { return l.path }
+
+// Intent records that the server is about to perform action, and returns the
+// intent's id ("i-<seq>") for the matching Outcome.
+//
+// In closed mode a record that cannot be written and fsync'd returns a
+// *result.Error with code AUDIT_UNAVAILABLE, and the caller must not act. In
+// open mode the failure goes to the logger, the error is nil and the id is
+// "i-unrecorded-<random>": still unique, still accepted by Outcome, and
+// telling a reader of the outcome that its intent was never written.
+func (l *Log) Intent(action string, fields map[string]any) (string, error) {
+	seq, err := l.append(KindIntent, action, nil, nil, fields)
+	if err == nil {
+		return intentID(seq), nil
+	}
+	if l.openMode {
+		l.warn(KindIntent, action, err)
+		return ids.New("i-unrecorded"), nil
+	}
+	return "", result.Wrap(result.AuditUnavailable,
+		"the audit log could not record the intent ("+why(err)+"), so the request was refused before anything was done", err)
+}
+
+// Outcome records how the act announced by intentID ended: code is its
+// result code, fields any detail worth keeping. In closed mode a failed
+// write returns AUDIT_UNAVAILABLE; the act has already happened, so the
+// caller should still report it, and should not start another. In open mode
+// the failure goes to the logger and the error is nil.
+func (l *Log) Outcome(intentID, action string, code result.Code, fields map[string]any) error {
+	_, err := l.append(KindOutcome, action, &intentID, &code, fields)
+	if err == nil {
+		return nil
+	}
+	if l.openMode {
+		l.warn(KindOutcome, action, err)
+		return nil
+	}
+	return result.Wrap(result.AuditUnavailable,
+		"the audit log could not record the outcome ("+why(err)+"); the operation itself had already run", err)
+}
+
+// Event records something that is neither an intent nor an outcome, such as
+// a startup or a loaded configuration. Failures follow the fail mode as for
+// Intent.
+func (l *Log) Event(action string, fields map[string]any) error {
+	_, err := l.append(KindEvent, action, nil, nil, fields)
+	if err == nil {
+		return nil
+	}
+	if l.openMode {
+		l.warn(KindEvent, action, err)
+		return nil
+	}
+	return result.Wrap(result.AuditUnavailable,
+		"the audit log could not record the event ("+why(err)+")", err)
+}
+
+// Close releases the log. Later records fail as any failed write does
+// (AUDIT_UNAVAILABLE in closed mode). Close is idempotent.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	return l.lock.Close()
+}
+
+// why is the client-safe account of err: Bastion's own reason when err
+// carries one, the errno table's words otherwise. It never shows a path.
+func why(err error) string {
+	_, reason := result.Classify(err)
+	return reason
+}
+
+func (l *Log) warn(kind, action string, err error) {
+	l.logger.Warn("audit: record not written; continuing because the audit fail mode is open",
+		"server", l.server, "kind", kind, "action", action, "path", l.path, "error", err.Error())
+}
+
+// append writes one record and returns its seq. Every failure leaves the
+// file ending in a whole record (a partly written line is cut back) or
+// leaves this Log unsure of the file, so the next append re-reads it.
+func (l *Log) append(kind, action string, intent *string, code *result.Code, fields map[string]any) (int64, error) {
+	if fields == nil {
+		fields = map[string]any{}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return 0, errClosed
+	}
+	if err := flock(l.lock); err != nil {
+		l.known = nil
+		return 0, fmt.Errorf("audit: lock %s.lock: %w", l.path, err)
+	}
+	defer funlock(l.lock)
+
+	f, created, err := l.openFile()
+	if err != nil {
+		l.known = nil
+		return 0, fmt.Errorf("audit: open %s: %w", l.path, err)
+	}
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	fi, err := statRegular(f)
+	if err != nil {
+		l.known = nil
+		return 0, fmt.Errorf("audit: %s: %w", l.path, err)
+	}
+	size := fi.Size()
+
+	var prefix []byte
+	if l.known == nil || l.knownSize != size || !os.SameFile(l.known, fi) {
+		st, err := l.state(f, size)
+		if err != nil {
+			l.known = nil
+			return 0, fmt.Errorf("audit: read the end of %s: %w", l.path, err)
+		}
+		if st.broken != "" {
+			l.known = nil
+			if !l.openMode {
+				return 0, result.Wrap(result.AuditUnavailable,
+					"the log is damaged: its last record is incomplete or unreadable, and an operator must run `"+
+						l.server+" audit verify` on it", errors.New(describeBroken(l.server, l.path, st.broken)))
+			}
+			l.logger.Warn("audit: "+describeBroken(l.server, l.path, st.broken)+
+				"; appending after the break because the audit fail mode is open", "server", l.server, "path", l.path)
+			if st.partial {
+				prefix = []byte{'\n'}
+			}
+		}
+		l.head = st.head
+	}
+
+	seq := l.head.seq + 1
+	b, err := json.Marshal(record{
+		Seq: seq, Time: time.Now().UTC().Format(time.RFC3339Nano), Kind: kind, Server: l.server,
+		Action: action, Intent: intent, Code: code, Fields: fields, Prev: l.head.hash,
+	})
+	if err != nil {
+		return 0, result.Wrap(errEncode.Code, errEncode.Reason, err) // nothing written
+	}
+	line := make([]byte, 0, len(prefix)+len(b)+1)
+	line = append(append(append(line, prefix...), b...), '\n')
+
+	if l.maxBytes > 0 && size > 0 && prefix == nil && size+int64(len(line)) > l.maxBytes {
+		if err := l.shift(); err != nil {
+			// FILE is still in place (it is renamed last): keep appending to it.
+			l.logger.Warn("audit: rotation failed; appending to the current file",
+				"server", l.server, "path", l.path, "error", err.Error())
+		} else {
+			f.Close()
+			f = nil
+			if f, created, err = l.openFile(); err != nil {
+				f, l.known = nil, nil
+				return 0, fmt.Errorf("audit: create %s after rotation: %w", l.path, err)
+			}
+			if fi, err = statRegular(f); err != nil {
+				l.known = nil
+				return 0, fmt.Errorf("audit: %s: %w", l.path, err)
+			}
+			size = fi.Size()
+		}
+	}
+
+	// One write(2) of the whole line, then fsync; a new file also needs its
+	// directory entry made durable.
+	n, werr := f.Write(line)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if werr == nil && created {
+		werr = syncDir(l.dir)
+	}
+	if werr != nil {
+		l.known = nil
+		if n > 0 {
+			if terr := f.Truncate(size); terr == nil {
+				_ = f.Sync()
+			}
+		}
+		return 0, fmt.Errorf("audit: write %s: %w", l.path, werr)
+	}
+	l.head = head{seq: seq, hash: hashLine(b)}
+	l.known, l.knownSize = fi, size+int64(len(line))
+	return seq, nil
+}
+
+// openFile opens the log for appending, creating it (0600) if missing. It
+// never follows a symbolic link at the file itself.
+func (l *Log) openFile() (f *os.File, created bool, err error) {
+	for range 3 {
+		f, err = os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|oNoFollow, 0)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return f, false, err
+		}
+		f, err = os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err == nil, err
+		}
+	}
+	return nil, false, err
+}
+
+func statRegular(f *os.File) (fs.FileInfo, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	return fi, nil
+}
+
+// state reads the chain head from the end of f. An empty file continues
+// the chain of FILE.1 when that is the latest chain known (a rotation by
+// this or another process), or the chain this Log last wrote (the file was
+// removed or emptied behind its back), or else starts a new chain.
+func (l *Log) state(f *os.File, size int64) (tailState, error) {
+	st, empty, err := readTail(f, size)
+	if err != nil || !empty {
+		return st, err
+	}
+	best := l.head
+	pred := l.path + ".1"
+	pf, err := os.OpenFile(pred, os.O_RDONLY|oNoFollow, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return tailState{head: best}, nil
+	}
+	if err != nil {
+		return tailState{}, err
+	}
+	defer pf.Close()
+	pfi, err := statRegular(pf)
+	if err != nil {
+		return tailState{}, err
+	}
+	pst, pempty, err := readTail(pf, pfi.Size())
+	if err != nil {
+		return tailState{}, err
+	}
+	switch {
+	case pempty:
+	case pst.broken != "":
+		return tailState{head: pst.head, broken: "the rotated file before it, " + pred + ", is broken: " + pst.broken}, nil
+	case pst.head.seq >= best.seq:
+		best = pst.head
+	}
+	return tailState{head: best}, nil
+}
+
+// shift renames FILE.4 to FILE.5 (replacing it), ..., FILE to FILE.1. FILE
+// is renamed last, so on any error it is still in place.
+func (l *Log) shift() error {
+	for i := Keep - 1; i >= 1; i-- {
+		err := os.Rename(l.path+"."+strconv.Itoa(i), l.path+"."+strconv.Itoa(i+1))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	if err := os.Rename(l.path, l.path+".1"); err != nil {
+		return err
+	}
+	if err := syncDir(l.dir); err != nil {
+		l.logger.Warn("audit: could not sync the directory after rotation",
+			"server", l.server, "dir", l.dir, "error", err.Error())
+	}
+	return nil
+}
