@@ -60,7 +60,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	return e
 }
 
-func withoutRoots(o *Options)  { o.Roots = nil }
+func withoutRoots(o *Options) { o.Roots = nil }
 func withTTL(d time.Duration) envOpt {
 	return func(o *Options) { o.TicketTTL = d }
 }
@@ -367,5 +367,17 @@ func unmount(t *testing.T, dir string) {
 		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
 			t.Errorf("unmount %s: %v", dir, err)
 		}
+	}
+}
+
+// waitFor polls cond for up to five seconds.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached within 5s")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
