@@ -136,7 +136,8 @@ type Outcome struct {
 	// Duration runs from start to the child being reaped.
 	Duration time.Duration
 	// Confinement describes what confined the child, e.g.
-	// "landlock-abi7: fs+net+scope" or
+	// "landlock-abi7: fs+net+scope; seccomp: mptcp,sctp,io_uring denied",
+	// "landlock-abi7: fs+scope (network allowed)" or
 	// "none (best-effort: landlock unavailable)".
 	Confinement string
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -45,6 +46,17 @@ func TestMain(m *testing.M) {
 			os.Exit(4)
 		}
 		os.Exit(0)
+	case "sockets":
+		// SCTP and io_uring, refused by the filter with EACCES.
+		code := 0
+		if _, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SCTP); err != unix.EACCES {
+			code |= 1
+		}
+		var params [120]byte
+		if _, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params)), 0); errno != unix.EACCES {
+			code |= 2
+		}
+		os.Exit(code)
 	case "server":
 		jail := os.Getenv("BASTION_SANDBOX_JAIL")
 		s := Spec{
@@ -400,6 +412,23 @@ func TestCannotConnectThroughMultipathTCP(t *testing.T) {
 		if network && (!connected || out.ExitCode != 0) {
 			t.Fatalf("with network allowed the MPTCP connect failed: exit %d", out.ExitCode)
 		}
+	}
+}
+
+func TestSCTPAndIOUringAreRefusedWhenNetworkDenied(t *testing.T) {
+	b := newBox(t)
+	s := b.spec(t, "true")
+	s.Path, s.Argv = os.Args[0], []string{"helper"}
+	s.ReadPaths = append([]string{filepath.Dir(os.Args[0])}, DefaultReadPaths...)
+	s.Env = []string{"BASTION_SANDBOX_HELPER=sockets"}
+	if out := b.run(t, s); out.ExitCode != 0 {
+		t.Fatalf("helper exit %d: bit 1 = SCTP socket not refused, bit 2 = io_uring not refused", out.ExitCode)
+	}
+	// The control: with the network allowed there is no filter, and
+	// io_uring_setup is not refused with EACCES.
+	s.Network = true
+	if out := b.run(t, s); out.ExitCode&2 == 0 {
+		t.Fatalf("io_uring was refused even with the network allowed: the test proves nothing")
 	}
 }
 
