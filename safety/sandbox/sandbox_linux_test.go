@@ -884,3 +884,34 @@ func TestChildDiesWithServer(t *testing.T) {
 		t.Fatalf("child %d survived the server's death", pid)
 	}
 }
+
+func TestConcurrentRunCannotWriteAnotherRunsJail(t *testing.T) {
+	// Eight runs at once, each trying to write into its own jail and into
+	// the next run's jail: every domain is per run, never shared.
+	const n = 8
+	boxes := make([]*box, n)
+	for i := range boxes {
+		boxes[i] = newBox(t)
+	}
+	var wg sync.WaitGroup
+	for i := range boxes {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			b, other := boxes[i], boxes[(i+1)%n]
+			s := b.spec(t, "touch", filepath.Join(b.jail, "mine"), filepath.Join(other.jail, fmt.Sprintf("from-%d", i)))
+			if _, err := Run(context.Background(), s); err != nil {
+				t.Errorf("run %d: %v", i, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	for i, b := range boxes {
+		if !exists(filepath.Join(b.jail, "mine")) {
+			t.Errorf("run %d could not write its own jail", i)
+		}
+		if entries, _ := os.ReadDir(b.jail); len(entries) != 1 {
+			t.Errorf("jail %d holds %d entries: another run wrote into it", i, len(entries))
+		}
+	}
+}
