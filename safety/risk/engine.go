@@ -1,0 +1,567 @@
+package risk
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/risk/gitignore"
+)
+
+// ProjectFile is the project-local rule file read at the top of a root.
+const ProjectFile = ".bastion-risk.toml"
+
+// rootRecheck is how long a root's marker files and project rule file are
+// trusted before they are looked at again ("directory listings may be
+// cached briefly").
+const rootRecheck = 250 * time.Millisecond
+
+// Options configures an Engine.
+type Options struct {
+	// RuleFiles are operator rule files ([radar] rule_files), in order.
+	// They must parse at startup; after that, a broken edit is logged and
+	// the last good rules stay in force.
+	RuleFiles []string
+	// ScanBytes is how much of a file the content scanner reads; 0 means
+	// DefaultScanBytes, a negative value turns the scanner off.
+	ScanBytes int
+	// Logger receives reload outcomes and refusals; nil discards them.
+	Logger *slog.Logger
+	// OnReload, if set, is called after every hot-reload attempt with the
+	// rule-set version then in force and the error (nil on success).
+	OnReload func(version uint64, err error)
+	// CacheEntries bounds the descriptor cache; 0 means 8192.
+	CacheEntries int
+}
+
+// Engine classifies paths. It is safe for concurrent use.
+type Engine struct {
+	opts    Options
+	log     *slog.Logger
+	builtin []*RuleSet
+
+	operator atomic.Pointer[[]*RuleSet]
+	version  atomic.Uint64
+	gen      atomic.Uint64
+	reloadMu sync.Mutex
+
+	mu    sync.Mutex
+	roots map[string]*rootState
+
+	cacheMu sync.Mutex
+	cache   map[cacheKey]Descriptor
+}
+
+// NewEngine loads the built-in packs and the operator rule files. An
+// operator file that is missing or invalid is an error: the server should
+// refuse to start rather than run with rules the operator did not get.
+func NewEngine(opts Options) (*Engine, error) {
+	if opts.ScanBytes == 0 {
+		opts.ScanBytes = DefaultScanBytes
+	}
+	if opts.CacheEntries <= 0 {
+		opts.CacheEntries = 8192
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	builtin, err := builtinPacks()
+	if err != nil {
+		return nil, result.Wrap(result.InternalError, "the built-in risk rule packs are broken", err)
+	}
+	e := &Engine{opts: opts, log: log, builtin: builtin, roots: map[string]*rootState{}, cache: map[cacheKey]Descriptor{}}
+	ops, err := loadOperatorFiles(opts.RuleFiles)
+	if err != nil {
+		return nil, err
+	}
+	e.operator.Store(&ops)
+	e.version.Store(1)
+	return e, nil
+}
+
+// loadOperatorFiles reads and parses every operator file; the first
+// failure is returned.
+func loadOperatorFiles(files []string) ([]*RuleSet, error) {
+	var sets []*RuleSet
+	for i, f := range files {
+		src := "operator:" + filepath.Base(f)
+		data, err := readLimited(f)
+		if err != nil {
+			code, why := result.Classify(err)
+			return nil, result.Wrap(code, "rule file "+src+" could not be read: "+why, err)
+		}
+		rs, err := ParseRules(src, data)
+		if err != nil {
+			return nil, err
+		}
+		rs.tier, rs.order = 1, i
+		sets = append(sets, rs)
+	}
+	return sets, nil
+}
+
+func readLimited(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxRuleFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxRuleFileBytes {
+		return nil, result.New(result.InvalidRequest, "the file is larger than 1 MiB")
+	}
+	return data, nil
+}
+
+// Version is the rule-set version: it starts at 1 and grows by one at
+// every successful reload of the operator rule files.
+func (e *Engine) Version() uint64 { return e.version.Load() }
+
+// Reload re-reads the operator rule files now. On error the rules in force
+// are kept and the error says why.
+func (e *Engine) Reload() error {
+	e.reloadMu.Lock()
+	defer e.reloadMu.Unlock()
+	sets, err := loadOperatorFiles(e.opts.RuleFiles)
+	if err != nil {
+		e.log.Warn("risk rules not reloaded; keeping the last good rules", "version", e.version.Load(), "reason", reasonOf(err))
+		if e.opts.OnReload != nil {
+			e.opts.OnReload(e.version.Load(), err)
+		}
+		return err
+	}
+	e.operator.Store(&sets)
+	v := e.version.Add(1)
+	e.log.Info("risk rules reloaded", "version", v, "files", len(sets))
+	if e.opts.OnReload != nil {
+		e.opts.OnReload(v, nil)
+	}
+	return nil
+}
+
+func reasonOf(err error) string {
+	_, why := result.Classify(err)
+	return why
+}
+
+// flatMatcher is one (rule set, category) matcher of a root's rules.
+type flatMatcher struct {
+	set *RuleSet
+	cat int
+	m   *gitignore.Matcher
+}
+
+// stamp identifies a file's state for revalidation.
+type stamp struct {
+	exists     bool
+	dev, ino   uint64
+	size       int64
+	mtime      int64
+	isRegular  bool
+	modeString string
+}
+
+func stampOf(fi fs.FileInfo, err error) stamp {
+	if err != nil {
+		return stamp{}
+	}
+	dev, ino := fileID(fi)
+	return stamp{exists: true, dev: dev, ino: ino, size: fi.Size(), mtime: fi.ModTime().UnixNano(),
+		isRegular: fi.Mode().IsRegular(), modeString: fi.Mode().Type().String()}
+}
+
+// rootState is the rules in force at one root: the always-on packs, the
+// packs whose markers exist there, the operator files and the root's
+// project file.
+type rootState struct {
+	checked       time.Time
+	globalVersion uint64
+	rootStamp     stamp
+	projStamp     stamp
+	gen           uint64
+	sets          []*RuleSet
+	flat          []flatMatcher
+	packs         []string
+}
+
+// state returns the rules for the root known by key, opened by open
+// (which may return a nil closer).
+func (e *Engine) state(key string, open func() (*os.Root, func(), error)) *rootState {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := time.Now()
+	gv := e.version.Load()
+	st := e.roots[key]
+	if st != nil && st.globalVersion == gv && now.Sub(st.checked) < rootRecheck {
+		return st
+	}
+	root, closeRoot, err := open()
+	var rs, ps stamp
+	if err == nil {
+		if closeRoot != nil {
+			defer closeRoot()
+		}
+		rs = stampOf(root.Stat("."))
+		ps = stampOf(root.Lstat(ProjectFile))
+	}
+	if st != nil && st.globalVersion == gv && st.rootStamp == rs && st.projStamp == ps {
+		st.checked = now
+		return st
+	}
+	st = &rootState{checked: now, globalVersion: gv, rootStamp: rs, projStamp: ps, gen: e.gen.Add(1)}
+	var names []string
+	if err == nil {
+		names = rootNames(root)
+	}
+	ops := *e.operator.Load()
+	for _, group := range [][]*RuleSet{e.builtin, ops} {
+		for _, s := range group {
+			if enabled(s.Info.Markers, names) {
+				st.sets = append(st.sets, s)
+				st.packs = append(st.packs, s.Source)
+			}
+		}
+	}
+	if err == nil && ps.exists {
+		if proj := e.loadProject(root, ps); proj != nil {
+			st.sets = append(st.sets, proj)
+			st.packs = append(st.packs, proj.Source)
+		}
+	}
+	for _, s := range st.sets {
+		for k, m := range s.cats {
+			if m != nil {
+				st.flat = append(st.flat, flatMatcher{set: s, cat: k, m: m})
+			}
+		}
+	}
+	if len(e.roots) >= 64 {
+		clear(e.roots)
+	}
+	e.roots[key] = st
+	return st
+}
+
+// loadProject reads the root's .bastion-risk.toml. A broken project file
+// is logged and skipped: it can only add rules, so skipping it is the
+// conservative answer.
+func (e *Engine) loadProject(root *os.Root, ps stamp) *RuleSet {
+	src := "project:" + ProjectFile
+	if !ps.isRegular {
+		e.log.Warn("project risk rules skipped: not a regular file", "file", ProjectFile)
+		return nil
+	}
+	f, err := root.OpenFile(ProjectFile, scanOpenFlags, 0)
+	if err != nil {
+		e.log.Warn("project risk rules skipped: unreadable", "file", ProjectFile, "reason", reasonOf(err))
+		return nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxRuleFileBytes+1))
+	if err == nil && len(data) > maxRuleFileBytes {
+		err = result.New(result.InvalidRequest, "rule file "+src+" is larger than 1 MiB")
+	}
+	var rs *RuleSet
+	if err == nil {
+		rs, err = ParseRules(src, data)
+	}
+	if err != nil {
+		e.log.Warn("project risk rules skipped", "file", ProjectFile, "reason", reasonOf(err))
+		return nil
+	}
+	rs.tier = 2
+	return rs
+}
+
+// rootNames lists the names at the top of root (for marker detection).
+func rootNames(root *os.Root) []string {
+	f, err := root.Open(".")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	ents, err := readDirTyped(f)
+	if err != nil {
+		return nil
+	}
+	names := make([]string, len(ents))
+	for i, en := range ents {
+		names[i] = en.Name()
+	}
+	return names
+}
+
+func enabled(markers, names []string) bool {
+	if len(markers) == 0 {
+		return true
+	}
+	for _, m := range markers {
+		for _, n := range names {
+			if ok, _ := path.Match(m, n); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Packs reports the sources in force at root (a directory path), in
+// precedence order: "builtin:secrets", ..., "operator:x.toml",
+// "project:.bastion-risk.toml".
+func (e *Engine) Packs(root string) []string {
+	st := e.state(cleanKey(root), pathOpener(root))
+	return append([]string(nil), st.packs...)
+}
+
+// cleanKey names a root in the engine's per-root state: its absolute,
+// clean path, so "x" and "./x/" share one entry.
+func cleanKey(root string) string {
+	if abs, err := filepath.Abs(root); err == nil {
+		return abs
+	}
+	return filepath.Clean(root)
+}
+
+func pathOpener(root string) func() (*os.Root, func(), error) {
+	return func() (*os.Root, func(), error) {
+		r, err := os.OpenRoot(root)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, func() { r.Close() }, nil
+	}
+}
+
+func rootOpener(r *os.Root) func() (*os.Root, func(), error) {
+	return func() (*os.Root, func(), error) { return r, nil, nil }
+}
+
+// CleanRel validates a path relative to a root and returns it
+// slash-separated and clean ("." for the root itself). Absolute paths and
+// paths that climb out with ".." are refused with PATH_ESCAPE.
+func CleanRel(rel string) (string, error) {
+	rel = filepath.ToSlash(rel)
+	if rel == "" {
+		return ".", nil
+	}
+	if strings.HasPrefix(rel, "/") || filepath.IsAbs(rel) || (len(rel) > 1 && rel[1] == ':') {
+		return "", result.New(result.PathEscape, "the path must be relative to the root")
+	}
+	if strings.ContainsRune(rel, 0) {
+		return "", result.New(result.InvalidRequest, "the path contains a NUL byte")
+	}
+	c := path.Clean(rel)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", result.New(result.PathEscape, "the path leaves the root")
+	}
+	return c, nil
+}
+
+// ClassifyPath classifies rel under the directory root by rules alone: no
+// file is opened except the root's marker files and project rule file.
+func (e *Engine) ClassifyPath(root, rel string, isDir bool) (Descriptor, error) {
+	rel, err := CleanRel(rel)
+	if err != nil {
+		return Descriptor{}, err
+	}
+	st := e.state(cleanKey(root), pathOpener(root))
+	return st.describe(rel, isDir, nil, false, false), nil
+}
+
+// matches collects every rule matching rel, winner first.
+func (st *rootState) matches(rel string, isDir bool) []match {
+	if rel == "." {
+		return nil
+	}
+	var ms []match
+	for _, fm := range st.flat {
+		if ex, line := fm.m.Match(rel, isDir); ex {
+			i := fm.set.index[fm.cat][line]
+			ms = append(ms, match{set: fm.set, rule: &fm.set.Rules[i], idx: i})
+		}
+	}
+	sortMatches(ms)
+	return ms
+}
+
+func sortMatches(ms []match) {
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].better(ms[j]) })
+}
+
+// describe builds the descriptor from rule matches and content findings.
+func (st *rootState) describe(rel string, isDir bool, findings []Finding, scanned, binary bool) Descriptor {
+	return describe(rel, isDir, st.matches(rel, isDir), findings, scanned, binary)
+}
+
+func describe(rel string, isDir bool, ms []match, findings []Finding, scanned, binary bool) Descriptor {
+	md := Metadata{Importance: Normal, Category: CategoryNone, Reasons: []string{}, MatchedRules: []MatchedRule{}}
+	seen := map[string]bool{}
+	addReason := func(r string) {
+		if r != "" && !seen[r] {
+			seen[r] = true
+			md.Reasons = append(md.Reasons, r)
+		}
+	}
+	if len(ms) > 0 {
+		w := ms[0].rule
+		md.Category = string(w.Category)
+		md.Importance = importanceOf(w.Category)
+		md.SuggestedAction = w.SuggestedAction
+	}
+	contentRisk := false
+	for _, f := range findings {
+		if f.Risk {
+			contentRisk = true
+		}
+	}
+	if contentRisk && md.Category != string(Risk) {
+		md.Category = string(Risk)
+		md.Importance = HighRisk
+		md.SuggestedAction = ReadOnly
+	}
+	if contentRisk {
+		for _, f := range findings {
+			if f.Risk {
+				addReason(f.Reason())
+			}
+		}
+	}
+	for _, m := range ms {
+		addReason(m.rule.Reason)
+		md.MatchedRules = append(md.MatchedRules, MatchedRule{Pattern: m.rule.Pattern, Category: m.rule.Category,
+			Source: m.set.Source, Reason: m.rule.Reason})
+	}
+	for _, f := range findings {
+		if !f.Risk {
+			addReason(f.Reason())
+		}
+	}
+	if md.SuggestedAction == "" {
+		md.SuggestedAction = CarefulEdit
+	}
+	uriRel := rel
+	if rel == "." {
+		uriRel = ""
+	}
+	return Descriptor{URI: URIFor(uriRel), MimeType: mimeFor(rel, isDir, scanned, binary), Metadata: md}
+}
+
+func importanceOf(c Category) Importance {
+	switch c {
+	case Risk:
+		return HighRisk
+	case Value:
+		return HighValue
+	case Ignore:
+		return Ignorable
+	}
+	return Normal
+}
+
+// cacheKey makes a cached descriptor valid only for the same file
+// (identity, size, modification time), at the same path, under the same
+// rules.
+type cacheKey struct {
+	root     string
+	rel      string
+	dev, ino uint64
+	size     int64
+	mtime    int64
+	mode     fs.FileMode
+	version  uint64
+	gen      uint64
+}
+
+// Classify classifies rel under root by rules and, for regular files, by a
+// bounded content scan. It never follows a symbolic link: a link is
+// classified by its name and reported as a link. Results are cached under
+// the file's identity, size and modification time and the rule-set
+// version, so a renamed or rewritten file is never answered from stale
+// data.
+func (e *Engine) Classify(root *os.Root, rel string) (Descriptor, error) {
+	rel, err := CleanRel(rel)
+	if err != nil {
+		return Descriptor{}, err
+	}
+	key := rootKey(root)
+	st := e.state(key, rootOpener(root))
+	fi, err := root.Lstat(rel)
+	if err != nil {
+		code, why := result.Classify(err)
+		return Descriptor{}, result.Wrap(code, why, err)
+	}
+	dev, ino := fileID(fi)
+	ck := cacheKey{root: key, rel: rel, dev: dev, ino: ino, size: fi.Size(), mtime: fi.ModTime().UnixNano(),
+		mode: fi.Mode(), version: st.globalVersion, gen: st.gen}
+	e.cacheMu.Lock()
+	d, ok := e.cache[ck]
+	e.cacheMu.Unlock()
+	if ok {
+		return d.clone(), nil
+	}
+	var (
+		findings        []Finding
+		scanned, binary bool
+	)
+	isDir := fi.IsDir()
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		findings = []Finding{{Kind: "header", Label: "symbolic link: not followed, content not scanned"}}
+	case fi.Mode().IsRegular() && e.opts.ScanBytes > 0:
+		data, err := e.readHead(root, rel, fi)
+		if err != nil {
+			return Descriptor{}, err
+		}
+		findings, binary = ScanContent(rel, data)
+		scanned = true
+	}
+	d = st.describe(rel, isDir, findings, scanned, binary)
+	if !isDir {
+		d.Metadata.Size = fi.Size()
+	}
+	d.Metadata.LastModified = formatTime(fi.ModTime())
+	e.cacheMu.Lock()
+	if len(e.cache) >= e.opts.CacheEntries {
+		clear(e.cache)
+	}
+	e.cache[ck] = d.clone()
+	e.cacheMu.Unlock()
+	e.log.Debug("risk classified", "path", rel, "importance", string(d.Metadata.Importance), "rules", len(d.Metadata.MatchedRules))
+	return d, nil
+}
+
+// readHead reads the first ScanBytes of rel, checking that what it opened
+// is the file it stat'ed.
+func (e *Engine) readHead(root *os.Root, rel string, want fs.FileInfo) ([]byte, error) {
+	f, err := root.OpenFile(rel, scanOpenFlags, 0)
+	if err != nil {
+		code, why := result.Classify(err)
+		return nil, result.Wrap(code, why, err)
+	}
+	defer f.Close()
+	got, err := f.Stat()
+	if err != nil || !got.Mode().IsRegular() || !os.SameFile(got, want) {
+		return nil, result.Wrap(result.Stale, "the file changed while it was being classified; ask again", err)
+	}
+	buf := make([]byte, e.opts.ScanBytes)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		code, why := result.Classify(err)
+		return nil, result.Wrap(code, why, err)
+	}
+	return buf[:n], nil
+}

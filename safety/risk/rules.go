@@ -1,0 +1,248 @@
+package risk
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/risk/gitignore"
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Category is what a rule says about the files it matches.
+type Category string
+
+// The categories, strongest first.
+const (
+	// Risk marks the heart: secrets, production config, migrations.
+	Risk Category = "RISK"
+	// Value marks the bones: core source, manifests, docs worth reading.
+	Value Category = "VALUE"
+	// Ignore marks waste: dependencies, build output, caches, logs.
+	Ignore Category = "IGNORE"
+)
+
+// categories lists the categories weakest first; the index is the rank.
+var categories = [...]Category{Ignore, Value, Risk}
+
+func (c Category) rank() int {
+	for i, k := range categories {
+		if k == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// Action is what a rule suggests the agent do with a matching file.
+type Action string
+
+// The suggested actions.
+const (
+	// ReadOnly: read if needed, do not modify, move or delete.
+	ReadOnly Action = "READ_ONLY"
+	// CarefulEdit: edits are expected but deserve care (and usually a
+	// tool, not a hand edit).
+	CarefulEdit Action = "CAREFUL_EDIT"
+	// SafeToIgnore: no need to read it to understand the project.
+	SafeToIgnore Action = "SAFE_TO_IGNORE"
+	// ConsultHistory: look at its history (git log) before changing it.
+	ConsultHistory Action = "CONSULT_HISTORY"
+)
+
+var actions = []Action{ReadOnly, CarefulEdit, SafeToIgnore, ConsultHistory}
+
+// defaultAction is the action of a rule that names none.
+func defaultAction(c Category) Action {
+	switch c {
+	case Risk:
+		return ReadOnly
+	case Value:
+		return CarefulEdit
+	default:
+		return SafeToIgnore
+	}
+}
+
+// Rule is one [[rule]] table of a rule file.
+type Rule struct {
+	// Pattern is one gitignore line: "!" re-includes, a trailing "/"
+	// matches directories only, and so on.
+	Pattern string `toml:"pattern"`
+	// Category is RISK, VALUE or IGNORE.
+	Category Category `toml:"category"`
+	// Priority orders matches of the same category; higher wins.
+	Priority int `toml:"priority"`
+	// Reason is the sentence an agent can quote. Required except on "!"
+	// rules.
+	Reason string `toml:"reason"`
+	// SuggestedAction defaults to READ_ONLY for RISK, CAREFUL_EDIT for
+	// VALUE and SAFE_TO_IGNORE for IGNORE.
+	SuggestedAction Action `toml:"suggested_action"`
+}
+
+// PackInfo is the optional [pack] table of a rule file.
+type PackInfo struct {
+	// Name names the pack in sources ("builtin:node").
+	Name string `toml:"name"`
+	// Description says what the pack covers.
+	Description string `toml:"description"`
+	// Markers, if any, are file names (or glob patterns over names) at a
+	// root; the pack applies to a root only when one of them exists there.
+	Markers []string `toml:"markers"`
+}
+
+// ruleFile is the TOML document.
+type ruleFile struct {
+	Pack PackInfo `toml:"pack"`
+	Rule []Rule   `toml:"rule"`
+}
+
+// Limits on rule files, so a project-local file cannot make classification
+// arbitrarily slow.
+const (
+	maxRuleFileBytes = 1 << 20
+	maxRules         = 2000
+	maxPatternLen    = 1024
+	maxReasonLen     = 500
+)
+
+// RuleSet is one compiled rule file.
+type RuleSet struct {
+	// Source names the file in matched rules: "builtin:secrets",
+	// "operator:team-rules.toml", "project:.bastion-risk.toml".
+	Source string
+	// Info is the file's [pack] table.
+	Info PackInfo
+	// Rules are the file's rules in file order.
+	Rules []Rule
+
+	tier  int                               // 0 built-in, 1 operator, 2 project
+	order int                               // position among sets of the same tier
+	cats  [len(categories)]*gitignore.Matcher // by category rank; nil when empty
+	index [len(categories)][]int            // matcher line -> rule index
+}
+
+// ParseRules decodes and validates one rule file. Decoding is strict: an
+// unknown key, a wrong type, an unknown category or action, an empty
+// pattern or a missing reason is an error naming the rule.
+func ParseRules(source string, data []byte) (*RuleSet, error) {
+	if len(data) > maxRuleFileBytes {
+		return nil, invalid(source, "the file is larger than 1 MiB")
+	}
+	var f ruleFile
+	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, invalid(source, describeTOMLError(err))
+	}
+	if len(f.Rule) > maxRules {
+		return nil, invalid(source, fmt.Sprintf("more than %d rules", maxRules))
+	}
+	rs := &RuleSet{Source: source, Info: f.Pack, Rules: f.Rule}
+	var lines [len(categories)][]string
+	for i := range rs.Rules {
+		r := &rs.Rules[i]
+		where := fmt.Sprintf("rule %d", i+1)
+		switch {
+		case strings.TrimSpace(r.Pattern) == "":
+			return nil, invalid(source, where+": pattern is empty")
+		case len(r.Pattern) > maxPatternLen:
+			return nil, invalid(source, where+": pattern is longer than 1024 bytes")
+		case strings.ContainsAny(r.Pattern, "\n\r\x00"):
+			return nil, invalid(source, where+": pattern holds a line break or NUL byte")
+		case strings.HasPrefix(r.Pattern, "#"):
+			return nil, invalid(source, where+`: a pattern starting with "#" is a comment and matches nothing; write "\#" for a literal #`)
+		case r.Category.rank() < 0:
+			return nil, invalid(source, fmt.Sprintf("%s: category %q is not RISK, VALUE or IGNORE", where, string(r.Category)))
+		case r.SuggestedAction != "" && !validAction(r.SuggestedAction):
+			return nil, invalid(source, fmt.Sprintf("%s: suggested_action %q is not READ_ONLY, CAREFUL_EDIT, SAFE_TO_IGNORE or CONSULT_HISTORY", where, string(r.SuggestedAction)))
+		case r.Reason == "" && !strings.HasPrefix(r.Pattern, "!"):
+			return nil, invalid(source, where+": reason is required (it is what the agent is told)")
+		case len(r.Reason) > maxReasonLen:
+			return nil, invalid(source, where+": reason is longer than 500 bytes")
+		}
+		if r.SuggestedAction == "" {
+			r.SuggestedAction = defaultAction(r.Category)
+		}
+		k := r.Category.rank()
+		lines[k] = append(lines[k], r.Pattern)
+		rs.index[k] = append(rs.index[k], i)
+	}
+	for _, m := range f.Pack.Markers {
+		if _, err := path.Match(m, ""); err != nil || m == "" || strings.Contains(m, "/") {
+			return nil, invalid(source, fmt.Sprintf("marker %q is not a file-name pattern", m))
+		}
+	}
+	for k := range lines {
+		if len(lines[k]) == 0 {
+			continue
+		}
+		m, err := gitignore.Compile(lines[k])
+		if err != nil {
+			return nil, invalid(source, "a pattern is not a valid gitignore line")
+		}
+		rs.cats[k] = m
+	}
+	return rs, nil
+}
+
+func validAction(a Action) bool {
+	for _, x := range actions {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}
+
+func invalid(source, why string) error {
+	return result.New(result.InvalidRequest, "rule file "+source+" is invalid: "+why)
+}
+
+// describeTOMLError turns a go-toml error into "line N: ..." words.
+func describeTOMLError(err error) string {
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) && len(strict.Errors) > 0 {
+		var parts []string
+		for i := range strict.Errors {
+			e := &strict.Errors[i]
+			row, _ := e.Position()
+			parts = append(parts, fmt.Sprintf("line %d: unknown key %q", row, strings.Join(e.Key(), ".")))
+		}
+		return strings.Join(parts, "; ") + " (allowed: [pack] name, description, markers; [[rule]] pattern, category, priority, reason, suggested_action)"
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, _ := de.Position()
+		return fmt.Sprintf("line %d: %s", row, strings.TrimPrefix(de.Error(), "toml: "))
+	}
+	return "it is not valid TOML for a rule file (a value has the wrong type?)"
+}
+
+// match is one rule that matched a path.
+type match struct {
+	set  *RuleSet
+	rule *Rule
+	idx  int
+}
+
+// better reports whether a beats b: category, then priority, then source
+// tier, then source order, then rule order.
+func (a match) better(b match) bool {
+	if ar, br := a.rule.Category.rank(), b.rule.Category.rank(); ar != br {
+		return ar > br
+	}
+	if a.rule.Priority != b.rule.Priority {
+		return a.rule.Priority > b.rule.Priority
+	}
+	if a.set.tier != b.set.tier {
+		return a.set.tier > b.set.tier
+	}
+	if a.set.order != b.set.order {
+		return a.set.order > b.set.order
+	}
+	return a.idx > b.idx
+}

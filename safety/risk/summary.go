@@ -1,0 +1,344 @@
+package risk
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/bastion-mcp/bastion/safety/result"
+)
+
+// SummaryLimits bounds a summary.
+type SummaryLimits struct {
+	// MaxEntries stops the walk after this many entries (files and
+	// directories); 0 means 2,000,000. Summary.Truncated reports it.
+	MaxEntries int
+	// MaxListed caps each list (high risk, high value, ignorable); 0
+	// means 50. Lists keep the biggest areas and the first files found.
+	MaxListed int
+}
+
+// Summary is a one-shot overview of a tree.
+type Summary struct {
+	Path      string             `json:"path"`
+	Files     int                `json:"files"`
+	Dirs      int                `json:"dirs"`
+	Counts    map[Importance]int `json:"counts"`
+	HighRisk  []SummaryItem      `json:"high_risk"`
+	HighValue []SummaryItem      `json:"high_value"`
+	Ignorable []SummaryItem      `json:"ignorable"`
+	// Omitted counts items left out of each list by MaxListed.
+	Omitted   map[Importance]int `json:"omitted"`
+	Truncated bool               `json:"truncated"`
+	Packs     []string           `json:"packs"`
+}
+
+// SummaryItem is a file, or an area (a directory whose rule also covers
+// what is inside it) with its file count, or a group of loose files
+// matched by one rule.
+type SummaryItem struct {
+	Path            string `json:"path"`
+	Kind            string `json:"kind"` // "file", "dir" or "files" (loose files of one rule)
+	Files           int    `json:"files"`
+	Reason          string `json:"reason"`
+	SuggestedAction Action `json:"suggestedAction"`
+	rule            *Rule
+}
+
+type area struct {
+	item *SummaryItem
+	cat  Category
+}
+
+type walker struct {
+	flat      []flatMatcher
+	lim       SummaryLimits
+	s         *Summary
+	areas     []*area // open areas, outermost first
+	loose     map[*Rule]*SummaryItem
+	entries   int
+	scratch   []int32
+	items     map[Importance][]*SummaryItem
+	truncated bool
+}
+
+// Summarize walks rel under root (never following a symbolic link, never
+// leaving root) and classifies every entry by rules. Files' content is not
+// read: use Classify on the files that matter. Directories a rule marks
+// (node_modules/, migrations/) are reported as one area with their file
+// count rather than file by file.
+func (e *Engine) Summarize(root *os.Root, rel string, lim SummaryLimits) (*Summary, error) {
+	rel, err := CleanRel(rel)
+	if err != nil {
+		return nil, err
+	}
+	if lim.MaxEntries <= 0 {
+		lim.MaxEntries = 2_000_000
+	}
+	if lim.MaxListed <= 0 {
+		lim.MaxListed = 50
+	}
+	st := e.state(rootKey(root), rootOpener(root))
+	dir := root
+	if rel != "." {
+		fi, err := root.Lstat(rel)
+		if err != nil {
+			code, why := result.Classify(err)
+			return nil, result.Wrap(code, why, err)
+		}
+		if !fi.IsDir() {
+			return nil, result.New(result.InvalidRequest, "the path is not a directory; classify it instead")
+		}
+		dir, err = root.OpenRoot(rel)
+		if err != nil {
+			code, why := result.Classify(err)
+			return nil, result.Wrap(code, why, err)
+		}
+		defer dir.Close()
+	}
+	s := &Summary{Path: rel, Counts: map[Importance]int{HighRisk: 0, HighValue: 0, Normal: 0, Ignorable: 0},
+		Omitted: map[Importance]int{}, Packs: append([]string(nil), st.packs...)}
+	w := &walker{flat: st.flat, lim: lim, s: s, loose: map[*Rule]*SummaryItem{}, items: map[Importance][]*SummaryItem{},
+		scratch: make([]int32, len(st.flat))}
+	// The starting directory carries its own and its ancestors' answers.
+	state := make([]int32, len(st.flat))
+	for j, fm := range st.flat {
+		state[j] = -1
+		if rel != "." {
+			if ex, line := fm.m.Match(rel, true); ex {
+				state[j] = int32(line)
+			}
+		}
+	}
+	if rel != "." {
+		if win := w.winner(state); win != nil {
+			w.open(rel, win)
+		}
+	}
+	prefix := ""
+	if rel != "." {
+		prefix = rel + "/"
+	}
+	if err := w.walk(dir, prefix, state); err != nil {
+		return nil, err
+	}
+	w.finish()
+	return s, nil
+}
+
+func rootKey(r *os.Root) string { return cleanKey(r.Name()) }
+
+func (w *walker) winner(state []int32) *match {
+	var best match
+	found := false
+	for j, line := range state {
+		if line < 0 {
+			continue
+		}
+		fm := &w.flat[j]
+		i := fm.set.index[fm.cat][line]
+		m := match{set: fm.set, rule: &fm.set.Rules[i], idx: i}
+		if !found || m.better(best) {
+			best, found = m, true
+		}
+	}
+	if !found {
+		return nil
+	}
+	return &best
+}
+
+// open starts an area for a directory whose winning rule is new here.
+func (w *walker) open(rel string, m *match) {
+	it := &SummaryItem{Path: rel + "/", Kind: "dir", Reason: m.rule.Reason, SuggestedAction: m.rule.SuggestedAction, rule: m.rule}
+	w.areas = append(w.areas, &area{item: it, cat: m.rule.Category})
+	imp := importanceOf(m.rule.Category)
+	w.items[imp] = append(w.items[imp], it)
+}
+
+func (w *walker) walk(dir *os.Root, prefix string, state []int32) error {
+	f, err := dir.Open(".")
+	if err != nil {
+		code, why := result.Classify(err)
+		return result.Wrap(code, why, err)
+	}
+	ents, err := readDirTyped(f)
+	f.Close()
+	if err != nil {
+		code, why := result.Classify(err)
+		return result.Wrap(code, why, err)
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	for _, ent := range ents {
+		if w.entries >= w.lim.MaxEntries {
+			w.truncated = true
+			return nil
+		}
+		w.entries++
+		name := ent.Name()
+		rel := prefix + name
+		isDir := ent.Type()&fs.ModeType == fs.ModeDir
+		child := w.scratch
+		if isDir {
+			child = make([]int32, len(w.flat))
+		}
+		for j := range w.flat {
+			if state[j] >= 0 {
+				child[j] = state[j]
+				continue
+			}
+			child[j] = -1
+			if matched, neg, line := w.flat[j].m.MatchSelf(rel, isDir); matched && !neg {
+				child[j] = int32(line)
+			}
+		}
+		win := w.winner(child)
+		if isDir {
+			w.s.Dirs++
+			depth := len(w.areas)
+			if win != nil && (depth == 0 || w.areas[depth-1].item.rule != win.rule) {
+				w.open(rel, win)
+			}
+			sub, err := dir.OpenRoot(name)
+			if err == nil {
+				err = w.walk(sub, rel+"/", child)
+				sub.Close()
+			}
+			w.areas = w.areas[:depth]
+			if err != nil {
+				return err
+			}
+			if w.truncated {
+				return nil
+			}
+			continue
+		}
+		w.s.Files++
+		for _, a := range w.areas {
+			a.item.Files++
+		}
+		imp := Normal
+		if win != nil {
+			imp = importanceOf(win.rule.Category)
+		}
+		w.s.Counts[imp]++
+		if win == nil {
+			continue
+		}
+		if n := len(w.areas); n > 0 && w.areas[n-1].item.rule == win.rule {
+			continue // counted in its area
+		}
+		if win.rule.Category == Risk {
+			w.items[HighRisk] = append(w.items[HighRisk], &SummaryItem{Path: rel, Kind: "file", Files: 1,
+				Reason: win.rule.Reason, SuggestedAction: win.rule.SuggestedAction, rule: win.rule})
+			continue
+		}
+		g := w.loose[win.rule]
+		if g == nil {
+			g = &SummaryItem{Path: win.rule.Pattern, Kind: "files", Reason: win.rule.Reason,
+				SuggestedAction: win.rule.SuggestedAction, rule: win.rule}
+			w.loose[win.rule] = g
+			w.items[imp] = append(w.items[imp], g)
+		}
+		g.Files++
+		if g.Files == 1 {
+			// A lone file is better shown by its path.
+			g.Path, g.Kind = rel, "file"
+		} else if g.Kind == "file" {
+			g.Path, g.Kind = g.rule.Pattern, "files"
+		}
+	}
+	return nil
+}
+
+func (w *walker) finish() {
+	w.s.Truncated = w.truncated
+	for imp, list := range w.items {
+		if imp != HighRisk {
+			// Biggest first; high-risk files stay in walk order.
+			sort.SliceStable(list, func(i, j int) bool { return list[i].Files > list[j].Files })
+		}
+		if len(list) > w.lim.MaxListed {
+			w.s.Omitted[imp] = len(list) - w.lim.MaxListed
+			list = list[:w.lim.MaxListed]
+		}
+		out := make([]SummaryItem, len(list))
+		for i, it := range list {
+			out[i] = *it
+		}
+		switch imp {
+		case HighRisk:
+			w.s.HighRisk = out
+		case HighValue:
+			w.s.HighValue = out
+		case Ignorable:
+			w.s.Ignorable = out
+		}
+	}
+	if w.s.HighRisk == nil {
+		w.s.HighRisk = []SummaryItem{}
+	}
+	if w.s.HighValue == nil {
+		w.s.HighValue = []SummaryItem{}
+	}
+	if w.s.Ignorable == nil {
+		w.s.Ignorable = []SummaryItem{}
+	}
+}
+
+// Text renders the summary for a model to read, one fact per line:
+// "node_modules/: 48,112 files, ignorable — Installed npm dependencies...".
+// Names from disk are quoted when they hold control characters.
+func (s *Summary) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s files in %s directories", displayName(s.Path), commas(s.Files), commas(s.Dirs))
+	if s.Truncated {
+		b.WriteString(" (walk stopped at the entry limit; counts are partial)")
+	}
+	fmt.Fprintf(&b, "\nHIGH_RISK %s, HIGH_VALUE %s, NORMAL %s, IGNORABLE %s\n",
+		commas(s.Counts[HighRisk]), commas(s.Counts[HighValue]), commas(s.Counts[Normal]), commas(s.Counts[Ignorable]))
+	section := func(title, word string, items []SummaryItem, omitted int) {
+		if len(items) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "%s:\n", title)
+		for _, it := range items {
+			switch it.Kind {
+			case "file":
+				fmt.Fprintf(&b, "  %s: %s, %s (%s)\n", displayName(it.Path), word, it.Reason, it.SuggestedAction)
+			default:
+				fmt.Fprintf(&b, "  %s: %s files, %s, %s (%s)\n", displayName(it.Path), commas(it.Files), word, it.Reason, it.SuggestedAction)
+			}
+		}
+		if omitted > 0 {
+			fmt.Fprintf(&b, "  ... and %s more\n", commas(omitted))
+		}
+	}
+	section("High risk", "high risk", s.HighRisk, s.Omitted[HighRisk])
+	section("High value", "high value", s.HighValue, s.Omitted[HighValue])
+	section("Ignorable", "ignorable", s.Ignorable, s.Omitted[Ignorable])
+	return b.String()
+}
+
+func displayName(p string) string {
+	if !utf8.ValidString(p) || strings.IndexFunc(p, func(r rune) bool { return unicode.IsControl(r) }) >= 0 {
+		return strconv.Quote(p)
+	}
+	return p
+}
+
+func commas(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + commas(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
