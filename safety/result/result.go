@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"math"
 	"syscall"
 	"time"
 )
@@ -64,8 +65,15 @@ type OperationResult struct {
 func (r OperationResult) JSON() []byte {
 	b, err := json.Marshal(r)
 	if err != nil {
-		b, _ = json.Marshal(OperationResult{Code: InternalError, Action: r.Action,
-			Reason: "the result could not be encoded", Detail: map[string]any{}, DurationMS: r.DurationMS})
+		d := r.DurationMS
+		if math.IsNaN(d) || math.IsInf(d, 0) {
+			d = 0
+		}
+		b, err = json.Marshal(OperationResult{Code: InternalError, Action: r.Action,
+			Reason: "the result could not be encoded", Detail: map[string]any{}, DurationMS: d})
+		if err != nil { // unreachable: every field above encodes
+			b = []byte(`{"ok":false,"code":"INTERNAL_ERROR","action":"","reason":"the result could not be encoded","detail":{},"duration_ms":0}`)
+		}
 	}
 	return b
 }
@@ -158,9 +166,14 @@ func Success(action, reason string, detail any, start time.Time) OperationResult
 	return finish(OperationResult{OK: true, Code: OK, Action: action, Reason: reason, Detail: detail}, start)
 }
 
-// Fail builds a failed result from err. detail may be nil.
+// Fail builds a failed result from err. detail may be nil. A nil err is a
+// server bug, reported as INTERNAL_ERROR rather than as a result that says
+// both "failed" and "OK".
 func Fail(action string, err error, detail any, start time.Time) OperationResult {
 	code, reason := Classify(err)
+	if code == OK {
+		code, reason = InternalError, "the server reported a failure without a cause"
+	}
 	return finish(OperationResult{OK: false, Code: code, Action: action, Reason: reason, Detail: detail}, start)
 }
 
