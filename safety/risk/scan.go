@@ -182,7 +182,10 @@ func isPlaceholder(v string) bool {
 // credentialKey matches key names that hold credentials.
 var credentialKey = regexp.MustCompile(`(?i)(?:^|[_.-])(?:password|passwd|pwd|pass|secret|secret[_-]?key|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth|credentials?|dsn|database[_-]?url|connection[_-]?string)(?:$|[_.-])|password|secret|token|apikey|api_key`)
 
-var safeKeyName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+// safeKeyName accepts key names made of short alphabetic words (DB_PASSWORD,
+// api.token): those are echoed in reasons. Anything with digits or long
+// runs (which could itself be a secret used as a key) is not.
+var safeKeyName = regexp.MustCompile(`^[A-Za-z]{1,16}(?:[_.-][A-Za-z]{1,16}){0,4}$`)
 
 // kv is one top-level key and its scalar value.
 type kv struct {

@@ -1,0 +1,286 @@
+package risk
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bastion-mcp/bastion/safety/result"
+)
+
+func TestBuiltinPacksParseAndEcosystemPacksHaveMarkers(t *testing.T) {
+	packs := BuiltinPacks()
+	byName := map[string]PackInfo{}
+	for _, p := range packs {
+		byName[p.Name] = p
+	}
+	for _, n := range []string{"secrets", "production", "migrations", "lockfiles", "general"} {
+		if p, ok := byName[n]; !ok || len(p.Markers) != 0 {
+			t.Errorf("always-on pack %q missing or conditional: %+v", n, p)
+		}
+	}
+	for _, n := range []string{"node", "python", "go", "rust", "jvm", "dotnet", "ruby", "php", "frontend", "infra", "data"} {
+		if p, ok := byName[n]; !ok || len(p.Markers) == 0 {
+			t.Errorf("ecosystem pack %q missing or without markers: %+v", n, p)
+		}
+	}
+}
+
+func TestSecretFilesAreHighRiskByName(t *testing.T) {
+	e := newEngine(t, Options{})
+	root := t.TempDir()
+	for _, rel := range []string{".env", "app/.env.local", "certs/server.pem", "tls.key", "home/.ssh/id_rsa",
+		"id_ed25519", ".npmrc", ".pypirc", ".netrc", ".git-credentials", "kubeconfig", "infra/terraform.tfstate",
+		"prod.tfvars", "credentials.json", "cert.p12", "cert.pfx", "release.keystore", "store.jks"} {
+		d := classifyPath(t, e, root, rel, false)
+		if d.Metadata.Importance != HighRisk || d.Metadata.Category != "RISK" {
+			t.Errorf("%s: importance %s, want HIGH_RISK", rel, d.Metadata.Importance)
+		}
+		if len(d.Metadata.MatchedRules) == 0 || d.Metadata.MatchedRules[0].Source != "builtin:secrets" {
+			t.Errorf("%s: matched rules %+v, want builtin:secrets first", rel, d.Metadata.MatchedRules)
+		}
+		if len(d.Metadata.Reasons) == 0 || d.Metadata.Reasons[0] != d.Metadata.MatchedRules[0].Reason {
+			t.Errorf("%s: reasons %q do not start with the winning rule's reason", rel, d.Metadata.Reasons)
+		}
+	}
+	if d := classifyPath(t, e, root, ".env", false); d.Metadata.SuggestedAction != ReadOnly || d.URI != "file-context://.env" {
+		t.Errorf(".env: %+v", d)
+	}
+}
+
+func TestEnvExampleIsReincludedAsNotSecret(t *testing.T) {
+	e := newEngine(t, Options{})
+	if d := classifyPath(t, e, t.TempDir(), ".env.example", false); d.Metadata.Importance == HighRisk {
+		t.Errorf(".env.example is HIGH_RISK: %+v", d.Metadata)
+	}
+}
+
+func TestLockfilesAreCarefulEdit(t *testing.T) {
+	e := newEngine(t, Options{})
+	for _, rel := range []string{"package-lock.json", "go.sum", "Cargo.lock", "poetry.lock", "yarn.lock"} {
+		d := classifyPath(t, e, t.TempDir(), rel, false)
+		if d.Metadata.SuggestedAction != CarefulEdit || d.Metadata.Importance != HighValue {
+			t.Errorf("%s: %s %s", rel, d.Metadata.Importance, d.Metadata.SuggestedAction)
+		}
+	}
+}
+
+func TestMigrationsAreRiskConsultHistory(t *testing.T) {
+	e := newEngine(t, Options{})
+	d := classifyPath(t, e, t.TempDir(), "db/migrate/20240101_add_users.rb", false)
+	if d.Metadata.Importance != HighRisk || d.Metadata.SuggestedAction != ConsultHistory {
+		t.Errorf("%+v", d.Metadata)
+	}
+}
+
+func TestProjectFileCannotHideBuiltinRisk(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, ProjectFile, `
+[[rule]]
+pattern = ".env"
+category = "IGNORE"
+priority = 100000
+reason = "nothing to see here"
+
+[[rule]]
+pattern = "!.env*"
+category = "RISK"
+
+[[rule]]
+pattern = ".env"
+category = "VALUE"
+priority = 100000
+reason = "just config"
+`)
+	e := newEngine(t, Options{})
+	d := classifyPath(t, e, root, ".env", false)
+	if d.Metadata.Importance != HighRisk || d.Metadata.SuggestedAction != ReadOnly {
+		t.Fatalf("project file hid a RISK answer: %+v", d.Metadata)
+	}
+	sources := map[string]bool{}
+	for _, m := range d.Metadata.MatchedRules {
+		sources[m.Source+"/"+string(m.Category)] = true
+	}
+	if !sources["project:.bastion-risk.toml/IGNORE"] || !sources["project:.bastion-risk.toml/VALUE"] || !sources["builtin:secrets/RISK"] {
+		t.Errorf("every matching rule must be reported: %+v", d.Metadata.MatchedRules)
+	}
+}
+
+func TestCategoryPriorityAndTieBreakOrder(t *testing.T) {
+	dir := t.TempDir()
+	op := write(t, dir, "team.toml", `
+[[rule]]
+pattern = "*.cfg"
+category = "VALUE"
+priority = 5
+reason = "value low"
+
+[[rule]]
+pattern = "app.cfg"
+category = "VALUE"
+priority = 9
+reason = "value high"
+
+[[rule]]
+pattern = "app.cfg"
+category = "IGNORE"
+priority = 1000
+reason = "ignore very high"
+
+[[rule]]
+pattern = "tie.ini"
+category = "IGNORE"
+priority = 3
+reason = "first tie"
+suggested_action = "SAFE_TO_IGNORE"
+`)
+	root := t.TempDir()
+	write(t, root, ProjectFile, `
+[[rule]]
+pattern = "tie.ini"
+category = "IGNORE"
+priority = 3
+reason = "project tie"
+suggested_action = "CAREFUL_EDIT"
+`)
+	e := newEngine(t, Options{RuleFiles: []string{op}})
+	d := classifyPath(t, e, root, "app.cfg", false)
+	if d.Metadata.Category != "VALUE" || d.Metadata.Reasons[0] != "value high" {
+		t.Errorf("VALUE must beat a higher-priority IGNORE, and priority 9 beat 5: %+v", d.Metadata)
+	}
+	for range 20 {
+		d = classifyPath(t, e, root, "tie.ini", false)
+		if d.Metadata.Reasons[0] != "project tie" || d.Metadata.SuggestedAction != CarefulEdit {
+			t.Fatalf("a tie must go to the project file, every time: %+v", d.Metadata)
+		}
+	}
+}
+
+func TestRuleFileNegationCannotReincludeUnderMatchedDirectory(t *testing.T) {
+	op := write(t, t.TempDir(), "r.toml", `
+[[rule]]
+pattern = "vault/"
+category = "RISK"
+priority = 1
+reason = "vault"
+
+[[rule]]
+pattern = "!vault/README.md"
+category = "RISK"
+`)
+	e := newEngine(t, Options{RuleFiles: []string{op}})
+	if d := classifyPath(t, e, t.TempDir(), "vault/README.md", false); d.Metadata.Importance != HighRisk {
+		t.Errorf("git semantics: a file under a matched directory cannot be re-included: %+v", d.Metadata)
+	}
+}
+
+func TestEcosystemPackFollowsMarkerFile(t *testing.T) {
+	root := t.TempDir()
+	e := newEngine(t, Options{})
+	if d := classifyPath(t, e, root, "dist/app.js", false); d.Metadata.Importance != Normal {
+		t.Fatalf("node pack active without package.json: %+v", d.Metadata)
+	}
+	write(t, root, "package.json", "{}")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		d := classifyPath(t, e, root, "dist/app.js", false)
+		if d.Metadata.Importance == Ignorable && d.Metadata.MatchedRules[0].Source == "builtin:node" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node pack not enabled after package.json appeared: %+v", d.Metadata)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	found := false
+	for _, p := range e.Packs(root) {
+		found = found || p == "builtin:node"
+	}
+	if !found {
+		t.Errorf("Packs does not list builtin:node: %v", e.Packs(root))
+	}
+}
+
+func TestRuleFileDecodingIsStrict(t *testing.T) {
+	cases := map[string]string{
+		"unknown key":      "[[rule]]\npattern = \"a\"\ncategory = \"RISK\"\nreason = \"r\"\nseverity = 3\n",
+		"bad category":     "[[rule]]\npattern = \"a\"\ncategory = \"RISKY\"\nreason = \"r\"\n",
+		"bad action":       "[[rule]]\npattern = \"a\"\ncategory = \"RISK\"\nreason = \"r\"\nsuggested_action = \"DELETE\"\n",
+		"missing reason":   "[[rule]]\npattern = \"a\"\ncategory = \"RISK\"\n",
+		"empty pattern":    "[[rule]]\npattern = \"\"\ncategory = \"RISK\"\nreason = \"r\"\n",
+		"comment pattern":  "[[rule]]\npattern = \"#x\"\ncategory = \"RISK\"\nreason = \"r\"\n",
+		"wrong type":       "[[rule]]\npattern = \"a\"\ncategory = \"RISK\"\nreason = \"r\"\npriority = \"high\"\n",
+		"not toml":         "[[rule]\n",
+		"unknown top key":  "rules = 1\n",
+		"bad marker glob":  "[pack]\nmarkers = [\"[\"]\n",
+		"newline pattern":  "[[rule]]\npattern = \"a\\nb\"\ncategory = \"RISK\"\nreason = \"r\"\n",
+	}
+	for name, doc := range cases {
+		_, err := ParseRules("operator:x.toml", []byte(doc))
+		var re *result.Error
+		if !errors.As(err, &re) || re.Code != result.InvalidRequest || !strings.Contains(re.Reason, "operator:x.toml") {
+			t.Errorf("%s: got %v, want INVALID_REQUEST naming the file", name, err)
+		}
+	}
+	_, err := ParseRules("operator:x.toml", []byte(cases["unknown key"]))
+	if !strings.Contains(err.Error(), `line 5: unknown key "rule.severity"`) {
+		t.Errorf("unknown key error does not say where: %v", err)
+	}
+}
+
+func TestNewEngineRefusesMissingOrBrokenOperatorFile(t *testing.T) {
+	if _, err := NewEngine(Options{RuleFiles: []string{t.TempDir() + "/missing.toml"}}); result.CodeOf(err) != result.NotFound {
+		t.Errorf("missing operator file: %v", err)
+	}
+	bad := write(t, t.TempDir(), "bad.toml", "[[rule]]\npattern = 1\n")
+	if _, err := NewEngine(Options{RuleFiles: []string{bad}}); result.CodeOf(err) != result.InvalidRequest {
+		t.Errorf("broken operator file: %v", err)
+	}
+}
+
+func TestBrokenProjectFileIsSkippedNotFatal(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, ProjectFile, "this is not toml [[[")
+	e := newEngine(t, Options{})
+	if d := classifyPath(t, e, root, ".env", false); d.Metadata.Importance != HighRisk {
+		t.Errorf("%+v", d.Metadata)
+	}
+}
+
+func TestClassifyRefusesPathsLeavingTheRoot(t *testing.T) {
+	e := newEngine(t, Options{})
+	r := openRoot(t, t.TempDir())
+	for _, p := range []string{"../etc/passwd", "/etc/passwd", "a/../../x"} {
+		if _, err := e.Classify(r, p); result.CodeOf(err) != result.PathEscape {
+			t.Errorf("%s: %v, want PATH_ESCAPE", p, err)
+		}
+		if _, err := e.ClassifyPath(t.TempDir(), p, false); result.CodeOf(err) != result.PathEscape {
+			t.Errorf("ClassifyPath %s: %v, want PATH_ESCAPE", p, err)
+		}
+	}
+}
+
+func TestDirectoryDescriptorAndNormalFile(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "src/main.c", "int main(){}\n")
+	e := newEngine(t, Options{})
+	r := openRoot(t, root)
+	d, err := e.Classify(r, "src")
+	if err != nil || d.MimeType != "inode/directory" {
+		t.Fatalf("%v %+v", err, d)
+	}
+	d, err = e.Classify(r, "src/main.c")
+	if err != nil || d.Metadata.Importance != Normal || d.Metadata.Size != 13 || d.Metadata.LastModified == "" || d.MimeType != "text/x-c" {
+		t.Fatalf("%v %+v", err, d)
+	}
+}
+
+func TestMissingFileIsNotFound(t *testing.T) {
+	e := newEngine(t, Options{})
+	if _, err := e.Classify(openRoot(t, t.TempDir()), "nope.txt"); result.CodeOf(err) != result.NotFound {
+		t.Errorf("%v", err)
+	}
+	_ = os.ErrNotExist
+}

@@ -1,0 +1,257 @@
+package risk
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPostgresPasswordInConfigIsReportedByLineWithoutValue(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "config/app.yaml", "name: shop\nport: 8080\ndatabase_url: postgres://app:Sup3rS3cretPw@db.internal:5432/shop\n")
+	e := newEngine(t, Options{})
+	d, err := e.Classify(openRoot(t, root), "config/app.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Metadata.Importance != HighRisk || d.Metadata.SuggestedAction != ReadOnly {
+		t.Fatalf("%+v", d.Metadata)
+	}
+	if !hasReason(d, "line 3: PostgreSQL connection string with a password") {
+		t.Errorf("reasons %q", d.Metadata.Reasons)
+	}
+	if b, _ := json.Marshal(d); bytes.Contains(b, []byte("Sup3rS3cretPw")) {
+		t.Errorf("descriptor leaks the password: %s", b)
+	}
+}
+
+func TestStructureProbeFindsCredentialKeys(t *testing.T) {
+	cases := map[string]string{
+		"settings.json": "{\n  \"name\": \"x\",\n  \"db\": {\n    \"password\": \"hunter2hunter2\"\n  }\n}\n",
+		"app.toml":      "title = \"x\"\napi_key = \"k-9f8e7d6c5b4a\"\n",
+		"app.ini":       "[main]\nuser = bob\nsecret = s3cr3tvalue99\n",
+		"prod.env":      "PORT=80\nexport STRIPE_TOKEN=abcd1234efgh5678\n",
+		"values.yml":    "replicas: 3\nclient_secret: 0a9b8c7d6e5f\n",
+	}
+	for name, content := range cases {
+		f, bin := ScanContent(name, []byte(content))
+		found := false
+		for _, x := range f {
+			found = found || (x.Kind == "credential" && x.Risk)
+		}
+		if bin || !found {
+			t.Errorf("%s: findings %+v", name, f)
+		}
+	}
+}
+
+func TestPlaceholdersAreNotCredentials(t *testing.T) {
+	for name, content := range map[string]string{
+		".env":       "PASSWORD=${DB_PASSWORD}\nTOKEN=changeme\nAPI_KEY=\nSECRET=<your-secret>\n",
+		"config.yml": "password: \"{{ vault_password }}\"\ndb: postgres://user:${PASS}@db/x\n",
+	} {
+		for _, x := range mustScan(t, name, content) {
+			if x.Risk {
+				t.Errorf("%s: placeholder reported as risk: %+v", name, x)
+			}
+		}
+	}
+}
+
+func mustScan(t *testing.T, name, content string) []Finding {
+	t.Helper()
+	f, _ := ScanContent(name, []byte(content))
+	return f
+}
+
+func TestSecretShapesAreFoundAnywhere(t *testing.T) {
+	content := "package main\n// nothing\nconst k = \"AKIA" + "QWERTYUIOPASDFGH\"\n-----BEGIN RSA PRIVATE KEY-----\n"
+	f := mustScan(t, "main.go", content)
+	want := map[string]bool{"line 3: AWS access key ID": false, "line 4: private key block": false}
+	for _, x := range f {
+		if _, ok := want[x.Reason()]; ok {
+			want[x.Reason()] = true
+		}
+	}
+	for k, ok := range want {
+		if !ok {
+			t.Errorf("missing %q in %+v", k, f)
+		}
+	}
+}
+
+func TestHeadersAreReported(t *testing.T) {
+	if f := mustScan(t, "deploy", "#!/usr/bin/env python3\nprint(1)\n"); len(f) == 0 || f[0].Reason() != "line 1: executable script (interpreter: python3)" {
+		t.Errorf("%+v", f)
+	}
+	if f := mustScan(t, "x", "#!/opt/ignore-previous-instructions\n"); len(f) == 0 || f[0].Label != "executable script (an interpreter)" {
+		t.Errorf("unknown interpreter names must not be echoed: %+v", f)
+	}
+	if f := mustScan(t, "index", "<?php echo 1;"); len(f) == 0 || f[0].Label != "PHP code" {
+		t.Errorf("%+v", f)
+	}
+}
+
+func TestKeywordDensityIsAReasonNotARisk(t *testing.T) {
+	f := mustScan(t, "auth.go", "// password checks\nfunc checkPassword(password string) bool { return token != \"\" }\n")
+	if len(f) != 1 || f[0].Kind != "keywords" || f[0].Risk {
+		t.Errorf("%+v", f)
+	}
+}
+
+func TestBinaryFilesAreNotScanned(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "blob.bin", "\x00\x01AKIAQWERTYUIOPASDFGH")
+	d, err := newEngine(t, Options{}).Classify(openRoot(t, root), "blob.bin")
+	if err != nil || d.Metadata.Importance != Normal || d.MimeType != "application/octet-stream" {
+		t.Errorf("%v %+v", err, d)
+	}
+}
+
+func TestScanIsBoundedByScanBytes(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "notes.txt", strings.Repeat("x", 5000)+"\nAKIAQWERTYUIOPASDFGH\n")
+	r := openRoot(t, root)
+	if d, _ := newEngine(t, Options{}).Classify(r, "notes.txt"); d.Metadata.Importance != Normal {
+		t.Errorf("default scan read past 4 KiB: %+v", d.Metadata)
+	}
+	if d, _ := newEngine(t, Options{ScanBytes: 8192}).Classify(r, "notes.txt"); d.Metadata.Importance != HighRisk {
+		t.Errorf("ScanBytes 8192 did not find the key: %+v", d.Metadata)
+	}
+	if d, _ := newEngine(t, Options{ScanBytes: -1}).Classify(r, "notes.txt"); d.Metadata.Importance != Normal {
+		t.Errorf("ScanBytes -1 still scanned: %+v", d.Metadata)
+	}
+}
+
+func TestCanarySecretsNeverReachDescriptorSummaryOrLog(t *testing.T) {
+	canaries := []string{
+		"AKIA" + "CANARY7777777777",
+		"CanaryPw-91f3e2d1",
+		"ghp_" + strings.Repeat("C", 36),
+		"canary-token-5d4c3b2a",
+		"CanaryKeyBody0123456789",
+	}
+	root := t.TempDir()
+	write(t, root, ".env", "AWS_ACCESS_KEY_ID="+canaries[0]+"\nDB_PASSWORD="+canaries[1]+"\n")
+	write(t, root, "config/db.yaml", "url: postgres://admin:"+canaries[1]+"@db/x\ntoken: "+canaries[3]+"\n")
+	write(t, root, "settings.json", `{"github_token": "`+canaries[2]+`", "`+canaries[3]+`_password": "`+canaries[3]+`"}`)
+	write(t, root, "src/main.py", "KEY = '"+canaries[0]+"'\n")
+	write(t, root, "key.pem", "-----BEGIN PRIVATE KEY-----\n"+canaries[4]+"\n")
+	write(t, root, "deploy.ini", "[x]\n"+canaries[3]+" = "+canaries[1]+"\n")
+	ruleDir := t.TempDir()
+	op := write(t, ruleDir, "rules.toml", "[[rule]]\npattern = \"x\"\ncategory = \"RISK\"\nreason = \"r\"\n")
+	var logs bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e := newEngine(t, Options{RuleFiles: []string{op}, Logger: log})
+	r := openRoot(t, root)
+	var out bytes.Buffer
+	for _, rel := range []string{".env", "config/db.yaml", "settings.json", "src/main.py", "key.pem", "deploy.ini"} {
+		d, err := e.Classify(r, rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Metadata.Importance != HighRisk {
+			t.Errorf("%s: %s", rel, d.Metadata.Importance)
+		}
+		b, _ := json.Marshal(d)
+		out.Write(b)
+	}
+	s, err := e.Summarize(r, ".", SummaryLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(s)
+	out.Write(b)
+	out.WriteString(s.Text())
+	// A broken rule edit holding a canary must not leak it into the log.
+	write(t, ruleDir, "rules.toml", "[[rule]]\npattern = \""+canaries[1]+"\ncategory = "+canaries[0]+"\n")
+	if err := e.Reload(); err == nil {
+		t.Fatal("broken rule file reloaded")
+	} else {
+		out.WriteString(err.Error())
+	}
+	for _, c := range canaries {
+		if strings.Contains(out.String(), c) {
+			t.Errorf("canary %q leaked into a descriptor or summary", c)
+		}
+		if strings.Contains(logs.String(), c) {
+			t.Errorf("canary %q leaked into the log", c)
+		}
+	}
+}
+
+func TestRenameToEnvIsSeenAtOnce(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "notes.txt", "hello\n")
+	e := newEngine(t, Options{})
+	r := openRoot(t, root)
+	if d, _ := e.Classify(r, "notes.txt"); d.Metadata.Importance != Normal {
+		t.Fatalf("%+v", d.Metadata)
+	}
+	if err := os.Rename(filepath.Join(root, "notes.txt"), filepath.Join(root, ".env")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := e.Classify(r, ".env")
+	if err != nil || d.Metadata.Importance != HighRisk {
+		t.Fatalf("rename to .env not seen: %v %+v", err, d.Metadata)
+	}
+}
+
+func TestRewriteWithSameSizeAndTimeIsSeenThroughNewIdentity(t *testing.T) {
+	root := t.TempDir()
+	p := write(t, root, "app.yaml", "password: xxxxxxxxxxxxxxxxxxxxx\n")
+	stamp := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := os.Chtimes(p, stamp, stamp); err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t, Options{})
+	r := openRoot(t, root)
+	if d, _ := e.Classify(r, "app.yaml"); d.Metadata.Importance == HighRisk {
+		t.Fatalf("placeholder flagged: %+v", d.Metadata)
+	}
+	// An editor's save: new file, same size, same mtime, renamed over.
+	tmp := write(t, root, "app.yaml.tmp", "password: Zq8-real-Secret-Val\n")
+	if err := os.Chtimes(tmp, stamp, stamp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := e.Classify(r, "app.yaml"); d.Metadata.Importance != HighRisk {
+		t.Fatalf("cache answered from the old file: %+v", d.Metadata)
+	}
+}
+
+func TestCachedDescriptorIsNotSharedWithCallers(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, ".env", "A=1\n")
+	e := newEngine(t, Options{})
+	r := openRoot(t, root)
+	d1, _ := e.Classify(r, ".env")
+	d1.Metadata.Reasons[0] = "tampered"
+	d2, _ := e.Classify(r, ".env")
+	if d2.Metadata.Reasons[0] == "tampered" {
+		t.Fatal("a caller's edit changed the cached descriptor")
+	}
+}
+
+func TestSymlinkIsClassifiedByNameAndNotFollowed(t *testing.T) {
+	outside := t.TempDir()
+	write(t, outside, "secret.txt", "AKIAQWERTYUIOPASDFGH\n")
+	root := t.TempDir()
+	if err := os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(root, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := newEngine(t, Options{}).Classify(openRoot(t, root), "link.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Metadata.Importance != Normal || !hasReason(d, "symbolic link: not followed, content not scanned") {
+		t.Errorf("%+v", d.Metadata)
+	}
+}
