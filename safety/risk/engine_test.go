@@ -205,17 +205,17 @@ func TestEcosystemPackFollowsMarkerFile(t *testing.T) {
 
 func TestRuleFileDecodingIsStrict(t *testing.T) {
 	cases := map[string]string{
-		"unknown key":      "[[rule]]\npattern = \"a\"\ncategory = \"RISK\"\nreason = \"r\"\nseverity = 3\n",
-		"bad category":     "[[rule]]\npattern = \"a\"\ncategory = \"RISKY\"\nreason = \"r\"\n",
-		"bad action":       "[[rule]]\npattern = \"a\"\ncategory = \"RISK\"\nreason = \"r\"\nsuggested_action = \"DELETE\"\n",
-		"missing reason":   "[[rule]]\npattern = \"a\"\ncategory = \"RISK\"\n",
-		"empty pattern":    "[[rule]]\npattern = \"\"\ncategory = \"RISK\"\nreason = \"r\"\n",
-		"comment pattern":  "[[rule]]\npattern = \"#x\"\ncategory = \"RISK\"\nreason = \"r\"\n",
-		"wrong type":       "[[rule]]\npattern = \"a\"\ncategory = \"RISK\"\nreason = \"r\"\npriority = \"high\"\n",
-		"not toml":         "[[rule]\n",
-		"unknown top key":  "rules = 1\n",
-		"bad marker glob":  "[pack]\nmarkers = [\"[\"]\n",
-		"newline pattern":  "[[rule]]\npattern = \"a\\nb\"\ncategory = \"RISK\"\nreason = \"r\"\n",
+		"unknown key":     "[[rule]]\npattern = \"a\"\ncategory = \"RISK\"\nreason = \"r\"\nseverity = 3\n",
+		"bad category":    "[[rule]]\npattern = \"a\"\ncategory = \"RISKY\"\nreason = \"r\"\n",
+		"bad action":      "[[rule]]\npattern = \"a\"\ncategory = \"RISK\"\nreason = \"r\"\nsuggested_action = \"DELETE\"\n",
+		"missing reason":  "[[rule]]\npattern = \"a\"\ncategory = \"RISK\"\n",
+		"empty pattern":   "[[rule]]\npattern = \"\"\ncategory = \"RISK\"\nreason = \"r\"\n",
+		"comment pattern": "[[rule]]\npattern = \"#x\"\ncategory = \"RISK\"\nreason = \"r\"\n",
+		"wrong type":      "[[rule]]\npattern = \"a\"\ncategory = \"RISK\"\nreason = \"r\"\npriority = \"high\"\n",
+		"not toml":        "[[rule]\n",
+		"unknown top key": "rules = 1\n",
+		"bad marker glob": "[pack]\nmarkers = [\"[\"]\n",
+		"newline pattern": "[[rule]]\npattern = \"a\\nb\"\ncategory = \"RISK\"\nreason = \"r\"\n",
 	}
 	for name, doc := range cases {
 		_, err := ParseRules("operator:x.toml", []byte(doc))

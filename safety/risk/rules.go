@@ -120,10 +120,10 @@ type RuleSet struct {
 	// Rules are the file's rules in file order.
 	Rules []Rule
 
-	tier  int                               // 0 built-in, 1 operator, 2 project
-	order int                               // position among sets of the same tier
+	tier  int                                 // 0 built-in, 1 operator, 2 project
+	order int                                 // position among sets of the same tier
 	cats  [len(categories)]*gitignore.Matcher // by category rank; nil when empty
-	index [len(categories)][]int            // matcher line -> rule index
+	index [len(categories)][]int              // matcher line -> rule index
 }
 
 // ParseRules decodes and validates one rule file. Decoding is strict: an
