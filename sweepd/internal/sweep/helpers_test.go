@@ -34,14 +34,37 @@ type envOpt func(*Options)
 // roots.
 func newEnv(t *testing.T, opts ...envOpt) *env {
 	t.Helper()
-	root := canon(t, t.TempDir())
-	e := &env{t: t, root: root, outside: canon(t, t.TempDir())}
+	return newEnvAt(t, "", opts...)
+}
+
+// newEnvOnTmpfs puts the root, the outside directory and the audit log on
+// one fresh tmpfs: fsync costs nothing there, which keeps thousands of
+// audited reclaims fast.
+func newEnvOnTmpfs(t *testing.T, opts ...envOpt) *env {
+	t.Helper()
+	base := canon(t, t.TempDir())
+	mountTmpfs(t, base, "size=64m")
+	return newEnvAt(t, base, opts...)
+}
+
+func newEnvAt(t *testing.T, base string, opts ...envOpt) *env {
+	t.Helper()
+	dir := func(name string) string {
+		if base == "" {
+			return canon(t, t.TempDir())
+		}
+		p := filepath.Join(base, name)
+		mkdir(t, p)
+		return p
+	}
+	root := dir("root")
+	e := &env{t: t, root: root, outside: dir("outside")}
 	jr, err := jail.OpenRoot(root)
 	if err != nil {
 		t.Fatalf("OpenRoot: %v", err)
 	}
 	t.Cleanup(func() { jr.Close() })
-	e.auditPath = filepath.Join(canon(t, t.TempDir()), "state", "sweepd.audit.jsonl")
+	e.auditPath = filepath.Join(dir("state"), "bastion", "sweepd.audit.jsonl")
 	alog, err := audit.Open(audit.Options{Path: e.auditPath, Server: "sweepd", Roots: []string{root}})
 	if err != nil {
 		t.Fatalf("audit.Open: %v", err)
@@ -341,10 +364,14 @@ func mustExist(t *testing.T, p string) {
 }
 
 // mountTmpfs mounts a small tmpfs at dir and unmounts it at cleanup.
-func mountTmpfs(t *testing.T, dir string) {
+func mountTmpfs(t *testing.T, dir string, opts ...string) {
 	t.Helper()
 	mkdir(t, dir)
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=4m,mode=0755"); err != nil {
+	data := "size=4m,mode=0755"
+	if len(opts) > 0 {
+		data = strings.Join(opts, ",") + ",mode=0755"
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, data); err != nil {
 		t.Fatalf("mount tmpfs at %s: %v (tests run as root)", dir, err)
 	}
 	t.Cleanup(func() { unmount(t, dir) })
@@ -363,7 +390,7 @@ func bindReadOnly(t *testing.T, dir string) {
 }
 
 func unmount(t *testing.T, dir string) {
-	if err := unix.Unmount(dir, 0); err != nil {
+	if err := unix.Unmount(dir, 0); err != nil && err != unix.EINVAL { // EINVAL: not mounted (any more)
 		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
 			t.Errorf("unmount %s: %v", dir, err)
 		}

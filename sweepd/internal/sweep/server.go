@@ -102,12 +102,12 @@ func (s *Server) MCP() *server.MCPServer {
 // Tools returns the three tools with their handlers.
 func (s *Server) Tools() []server.ServerTool {
 	return []server.ServerTool{
-		{Tool: rawSchemaOnly(mcpkit.NewTool("list_targets",
+		{Tool: mcpkit.NewTool("list_targets",
 			"List the kinds of regenerable directories sweepd recognises: for each, the directory names, the marker file that must sit beside it (a directory without its marker is never a find), the ecosystem, and the command that regenerates it. Read-only.",
 			mcpkit.Annotations{Title: "List sweep targets", ReadOnly: true, Idempotent: true},
-			json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`))),
+			json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)),
 			Handler: mcpkit.Handle("list_targets", s.log, s.listTargets)},
-		{Tool: rawSchemaOnly(mcpkit.NewTool("scan",
+		{Tool: mcpkit.NewTool("scan",
 			"Scan a directory inside the configured roots for regenerable build and dependency directories. Returns finds largest first, each with an id, its absolute path, kind, size on disk, the project's last activity, how to regenerate it, and keep=true when a .bastion-keep file protects it. Never follows symlinks, never crosses mounts, never enters .git. Changes nothing. Pass the ids to reclaim.",
 			mcpkit.Annotations{Title: "Scan for reclaimable directories", ReadOnly: true, Idempotent: true},
 			json.RawMessage(`{"type":"object","properties":{`+
@@ -116,31 +116,17 @@ func (s *Server) Tools() []server.ServerTool {
 				`"min_size_mb":{"type":"number","minimum":0,"description":"Only finds at least this large (MiB)."},`+
 				`"older_than_days":{"type":"number","minimum":0,"description":"Only finds whose project has not changed for this many days."},`+
 				`"max_depth":{"type":"integer","minimum":1,"maximum":64,"description":"How many directory levels below path to search (default 32)."}`+
-				`},"additionalProperties":false}`))),
+				`},"additionalProperties":false}`)),
 			Handler: mcpkit.Handle("scan", s.log, s.scan)},
-		{Tool: rawSchemaOnly(mcpkit.NewTool("reclaim",
+		{Tool: mcpkit.NewTool("reclaim",
 			"Delete directories found by scan, named only by their ids. Without confirm, or with any confirm other than the exact string \"delete\", this is a dry run that re-checks each find and reports what would be deleted. Each find is re-validated against the live filesystem right before deletion (same directory, still beneath its root, not a symlink or mount, marker still beside it, no .bastion-keep); ids are single-use and expire after an hour.",
 			mcpkit.Annotations{Title: "Reclaim scanned directories", Destructive: true},
 			json.RawMessage(`{"type":"object","properties":{`+
 				`"ids":{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":1000,"description":"Ids from scan."},`+
 				`"confirm":{"type":"string","description":"Exactly \"delete\" to delete; anything else is a dry run."}`+
-				`},"required":["ids"],"additionalProperties":false}`))),
+				`},"required":["ids"],"additionalProperties":false}`)),
 			Handler: mcpkit.Handle("reclaim", s.log, s.reclaim)},
 	}
-}
-
-// rawSchemaOnly drops the default structured input schema that mcp.NewTool
-// fills in: with RawInputSchema also set, mcp-go refuses to marshal the tool
-// ("has both InputSchema and RawInputSchema set") and tools/list fails for
-// every client. (Belongs in mcpkit.NewTool; harmless once it is fixed there.)
-func rawSchemaOnly(t mcp.Tool) mcp.Tool {
-	if t.RawInputSchema != nil {
-		t.InputSchema = mcp.ToolInputSchema{}
-	}
-	if t.RawOutputSchema != nil {
-		t.OutputSchema = mcp.ToolOutputSchema{}
-	}
-	return t
 }
 
 type noArgs struct{}
