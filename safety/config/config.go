@@ -158,7 +158,7 @@ func Fatalf(format string, args ...any) error { return &Fatal{Msg: fmt.Sprintf(f
 // Exit prints err as one "fatal:" line on w and returns the exit code 2.
 func Exit(w io.Writer, err error) int {
 	msg := err.Error()
-	msg = strings.ReplaceAll(msg, "\n", " ")
+	msg = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(msg)
 	fmt.Fprintf(w, "fatal: %s\n", msg)
 	return 2
 }
@@ -190,6 +190,16 @@ func LoadFile(path string) (*Policy, error) {
 	if err != nil {
 		return nil, Fatalf("policy file %q: cannot make the path absolute", path)
 	}
+	// Refuse a directory, FIFO or device before opening it: opening a FIFO
+	// would block startup forever.
+	if fi, err := os.Stat(abs); err == nil {
+		if fi.IsDir() {
+			return nil, Fatalf("policy file %s is a directory", abs)
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, Fatalf("policy file %s is not a regular file", abs)
+		}
+	}
 	f, err := os.Open(abs)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -198,8 +208,8 @@ func LoadFile(path string) (*Policy, error) {
 		return nil, Fatalf("policy file %s cannot be read: %v", abs, errors.Unwrap(err))
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return nil, Fatalf("policy file %s is a directory", abs)
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, Fatalf("policy file %s is not a regular file", abs)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxPolicyBytes+1))
 	if err != nil {
@@ -278,7 +288,14 @@ func (p *Policy) applyEnv() {
 	set(&p.Organizer.WorkspaceRoot, EnvWorkspaceRoot)
 	set(&p.Organizer.Journal, EnvJournal)
 	if v := os.Getenv(EnvSweepRoots); v != "" {
-		p.Sweep.Roots = filepath.SplitList(v)
+		// Empty elements ("a::b", a trailing separator) are dropped: an
+		// empty root would otherwise mean the working directory.
+		p.Sweep.Roots = nil
+		for _, r := range filepath.SplitList(v) {
+			if r != "" {
+				p.Sweep.Roots = append(p.Sweep.Roots, r)
+			}
+		}
 	}
 }
 
@@ -290,7 +307,7 @@ func (p *Policy) validateShared() error {
 	}
 	if p.Sweep.TicketTTL != "" {
 		d, err := time.ParseDuration(p.Sweep.TicketTTL)
-		if err != nil || d <= 0 || d > 7*24*time.Hour {
+		if err != nil || d < time.Second || d > 7*24*time.Hour {
 			return Fatalf("sweep.ticket_ttl must be a Go duration between 1s and 168h, not %q", p.Sweep.TicketTTL)
 		}
 	}
@@ -300,7 +317,7 @@ func (p *Policy) validateShared() error {
 	return nil
 }
 
-// TicketTTL returns sweep.ticket_ttl or its default of one hour.
+// TTL returns sweep.ticket_ttl or its default of one hour.
 func (s Sweep) TTL() time.Duration {
 	if d, err := time.ParseDuration(s.TicketTTL); err == nil && d > 0 {
 		return d
@@ -309,7 +326,10 @@ func (s Sweep) TTL() time.Duration {
 }
 
 // IsWithin reports whether path lies at or beneath dir, after resolving the
-// symlinks of the existing part of each. Both must be absolute.
+// symlinks of the existing part of each, the way the kernel would: a ".."
+// after a symlink leaves the link's target, and a dangling symlink counts
+// as where it points (creating a file through it lands there). Relative
+// paths are taken against the working directory.
 func IsWithin(path, dir string) bool {
 	p, d := canonical(path), canonical(dir)
 	if p == d {
@@ -318,21 +338,53 @@ func IsWithin(path, dir string) bool {
 	return strings.HasPrefix(p, strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator))
 }
 
-// canonical resolves symlinks in the longest existing prefix of path.
+// maxLinks bounds the symlinks followed by canonical (like the kernel's
+// ELOOP limit).
+const maxLinks = 255
+
+// canonical resolves path component by component, as the kernel does:
+// symlinks are followed (dangling ones too), ".." is applied to the
+// resolved prefix, and the part that does not exist is kept as written.
 func canonical(path string) string {
-	path = filepath.Clean(path)
-	rest := ""
-	for cur := path; ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return path
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
 	}
+	vol := filepath.VolumeName(path)
+	resolved := vol + string(filepath.Separator)
+	pending := splitPath(path[len(vol):])
+	links := 0
+	for len(pending) > 0 {
+		c := pending[0]
+		pending = pending[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, c)
+		fi, err := os.Lstat(next)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		target, err := os.Readlink(next)
+		if links++; err != nil || links > maxLinks {
+			return filepath.Join(append([]string{next}, pending...)...)
+		}
+		if filepath.IsAbs(target) {
+			v := filepath.VolumeName(target)
+			resolved = v + string(filepath.Separator)
+			target = target[len(v):]
+		}
+		pending = append(splitPath(target), pending...)
+	}
+	return resolved
+}
+
+func splitPath(p string) []string {
+	return strings.FieldsFunc(p, func(r rune) bool { return os.IsPathSeparator(uint8(r)) })
 }
 
 // CheckOutside returns a Fatal error when the state file path lies inside
