@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bastion-mcp/bastion/safety/jail"
 )
 
 // noFindUnder fails if any find lies at or beneath dir.
@@ -371,4 +373,54 @@ func TestScanResultIsBoundedAndTruncated(t *testing.T) {
 			t.Fatalf("min_size_mb let %d bytes through", f.SizeBytes)
 		}
 	}
+}
+
+func TestSeveralRootsKeepTheirBoundaries(t *testing.T) {
+	base := canon(t, t.TempDir())
+	// Two roots whose names share a prefix, and a directory outside both.
+	r1, r2 := filepath.Join(base, "r"), filepath.Join(base, "r2")
+	nodeProject(t, filepath.Join(r1, "p"))
+	nodeProject(t, filepath.Join(r2, "p"))
+	nodeProject(t, filepath.Join(base, "outside", "p"))
+	e := newEnv(t, func(o *Options) {
+		o.Roots = nil
+		for _, r := range []string{r1, r2} {
+			jr, err := jail.OpenRoot(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { jr.Close() })
+			o.Roots = append(o.Roots, jr)
+		}
+	})
+	s := e.scanOK(nil)
+	if len(s.Finds) != 2 {
+		t.Fatalf("finds %v", paths(s))
+	}
+	findAt(t, s, filepath.Join(r1, "p", "node_modules"))
+	findAt(t, s, filepath.Join(r2, "p", "node_modules"))
+	// A relative path is ambiguous with two roots.
+	wantCode(t, e.call("scan", map[string]any{"path": "p"}), "INVALID_REQUEST")
+	s = e.scanOK(map[string]any{"path": filepath.Join(r2, "p")})
+	if s.Root != r2 || len(s.Finds) != 1 || s.Finds[0].Path != filepath.Join(r2, "p", "node_modules") {
+		t.Fatalf("scan in r2: %+v", s)
+	}
+	for _, p := range []string{base, filepath.Join(base, "outside"), r1 + "/../outside", r2 + "/../r/../outside"} {
+		wantCode(t, e.call("scan", map[string]any{"path": p}), "PATH_ESCAPE")
+	}
+}
+
+func TestFindDirectlyUnderTheRootAndTheRootItselfIsNeverAFind(t *testing.T) {
+	e := newEnv(t)
+	// The root itself is a project; its node_modules is a find, the root never is.
+	nm := nodeProject(t, e.root)
+	write(t, filepath.Join(e.root, "Cargo.toml"), "[package]")
+	s := e.scanOK(map[string]any{"path": e.root})
+	if len(s.Finds) != 1 || s.Finds[0].Path != nm {
+		t.Fatalf("finds %v", paths(s))
+	}
+	r, _ := e.reclaim(map[string]any{"ids": []string{s.Finds[0].ID}, "confirm": "delete"})
+	wantCode(t, r, "OK")
+	mustExist(t, filepath.Join(e.root, "package.json"))
+	mustExist(t, e.root)
 }
