@@ -77,7 +77,15 @@ func isLoopbackHost(h string) bool {
 
 // Serve runs s over the chosen transport until ctx ends or the input closes.
 // Protocol output goes to stdout only in stdio mode; logs go to log (stderr).
+// Serve validates t itself, so a caller that forgot Validate still cannot
+// listen on a non-loopback address without a token.
 func Serve(ctx context.Context, s *server.MCPServer, t Transport, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if err := t.Validate(); err != nil {
+		return err
+	}
 	if t.HTTP == "" {
 		std := server.NewStdioServer(s)
 		std.SetErrorLogger(log.New(slogWriter{logger}, "", 0))

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -47,8 +48,12 @@ var ResultSchema = json.RawMessage(`{"type":"object","properties":{` +
 // NewTool builds a tool definition with all four annotations set
 // explicitly. description must be a string literal (DESIGN §3.6); input is
 // the JSON Schema of the arguments and should say additionalProperties:false.
+//
+// Only the raw schemas are kept: mcp.NewTool fills in a default structured
+// input schema, and mcp-go refuses to marshal a tool that has both (which
+// would make tools/list fail for every client).
 func NewTool(name, description string, a Annotations, input json.RawMessage) mcp.Tool {
-	return mcp.NewTool(name,
+	t := mcp.NewTool(name,
 		mcp.WithDescription(description),
 		mcp.WithRawInputSchema(input),
 		mcp.WithRawOutputSchema(ResultSchema),
@@ -60,14 +65,20 @@ func NewTool(name, description string, a Annotations, input json.RawMessage) mcp
 			OpenWorldHint:   &a.OpenWorld,
 		}),
 	)
+	t.InputSchema = mcp.ToolInputSchema{}
+	t.OutputSchema = mcp.ToolOutputSchema{}
+	return t
 }
 
 // ToResult renders r as a CallToolResult: structured content plus the same
-// JSON as text; isError is set when r is not ok.
+// JSON as text; isError is set when r is not ok. ok is derived from the code
+// (true only for OK and OUTPUT_TRUNCATED), so a refusal can never be shown
+// as a success.
 func ToResult(r result.OperationResult) *mcp.CallToolResult {
 	if !r.Code.Valid() {
 		r = result.With(r.Action, result.InternalError, "the server produced an invalid result code", nil, time.Time{})
 	}
+	r.OK = r.Code == result.OK || r.Code == result.OutputTruncated
 	if r.Detail == nil {
 		r.Detail = map[string]any{}
 	}
@@ -102,7 +113,9 @@ func Handle[T any](action string, log *slog.Logger, f Func[T]) server.ToolHandle
 			}
 		}()
 		var args T
-		if rerr := DecodeArgs(req.Params.Arguments, &args); rerr != nil {
+		// The raw wire bytes, when mcp-go kept them: a repeated name or a
+		// large integer survives only there, not in the decoded map.
+		if rerr := DecodeArgs(req.GetRawArguments(), &args); rerr != nil {
 			return ToResult(result.Fail(action, rerr, nil, start)), nil
 		}
 		r := f(ctx, req, args)
@@ -120,7 +133,9 @@ func Handle[T any](action string, log *slog.Logger, f Func[T]) server.ToolHandle
 const MaxArgumentBytes = 1 << 20
 
 // DecodeArgs decodes raw tool arguments into dst strictly: unknown names,
-// wrong types and oversized input are refused with INVALID_REQUEST.
+// names that differ from the schema only in case ("PATH" for "path"),
+// names given twice, wrong types and oversized input are refused with
+// INVALID_REQUEST.
 func DecodeArgs(raw any, dst any) error {
 	var b []byte
 	switch v := raw.(type) {
@@ -142,6 +157,9 @@ func DecodeArgs(raw any, dst any) error {
 	if t := bytes.TrimSpace(b); len(t) == 0 || string(t) == "null" {
 		b = []byte("{}")
 	}
+	if err := checkNames(b, reflect.TypeOf(dst)); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
@@ -151,6 +169,130 @@ func DecodeArgs(raw any, dst any) error {
 		return result.New(result.InvalidRequest, "the arguments must be a single JSON object")
 	}
 	return nil
+}
+
+// checkNames refuses object keys that encoding/json would accept but that
+// are not exactly a field's name: encoding/json matches names without regard
+// to case and lets a repeated name silently override the first. It walks
+// nested structs, slices and maps of structs. Input that is not valid JSON
+// or whose shape does not match t is left to the decoder to report.
+func checkNames(b []byte, t reflect.Type) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj []kv
+		if !splitObject(b, &obj) {
+			return nil
+		}
+		fields := jsonFields(t)
+		seen := make(map[string]bool, len(obj))
+		for _, e := range obj {
+			ft, ok := fields[e.key]
+			if !ok {
+				return result.New(result.InvalidRequest, fmt.Sprintf("unknown argument %q; this tool accepts only the arguments in its schema, with names spelled exactly as there", e.key))
+			}
+			if seen[e.key] {
+				return result.New(result.InvalidRequest, fmt.Sprintf("argument %q is given more than once", e.key))
+			}
+			seen[e.key] = true
+			if err := checkNames(e.val, ft); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		var elems []json.RawMessage
+		if json.Unmarshal(b, &elems) != nil {
+			return nil
+		}
+		for _, e := range elems {
+			if err := checkNames(e, t.Elem()); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		var m map[string]json.RawMessage
+		if json.Unmarshal(b, &m) != nil {
+			return nil
+		}
+		for _, v := range m {
+			if err := checkNames(v, t.Elem()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+type kv struct {
+	key string
+	val json.RawMessage
+}
+
+// splitObject reads b as one JSON object into its keys and values, in
+// order and keeping repeats. It reports false when b is not an object.
+func splitObject(b []byte, out *[]kv) bool {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return false
+		}
+		*out = append(*out, kv{key, v})
+	}
+	return true
+}
+
+// jsonFields maps the exact JSON names encoding/json decodes into struct
+// type t (promoted fields of embedded structs included) to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	m := map[string]reflect.Type{}
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.IsExported() && !f.Anonymous {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		ft := f.Type
+		if f.Anonymous && name == "" {
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				continue // its fields are visited as promoted fields
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if _, dup := m[name]; !dup || len(f.Index) == 1 {
+			m[name] = f.Type
+		}
+	}
+	return m
 }
 
 func argError(err error) string {
