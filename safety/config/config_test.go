@@ -444,3 +444,18 @@ func TestShippedPolicyHasNoRoots(t *testing.T) {
 			pol.Sweep.Roots, pol.Terminal.JailRoot, pol.Organizer.WorkspaceRoot)
 	}
 }
+
+// FuzzParse: no input makes Parse panic, and whatever it accepts has no NUL.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"", "audit_fail_mode = \"closed\"\n", "[sweep]\nroots = [\"/a\"]\nrootz = 1\n",
+		"[[terminal.rules]]\ncommand = \"git\"\ndeny_args = [\"-c\"]\n", "[organizer.categories]\nDocs = [\"pdf\"]\n",
+		"a = \x00", "[sweep\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := Parse(b)
+		if err == nil && bytes.IndexByte(b, 0) >= 0 {
+			t.Fatalf("accepted a NUL: %+v", p)
+		}
+	})
+}

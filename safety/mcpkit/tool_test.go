@@ -378,3 +378,33 @@ func TestResultSchemaListsEveryCode(t *testing.T) {
 		t.Fatalf("schema enum %s, codes %s", got, want)
 	}
 }
+
+// FuzzDecodeArgs: no input panics, and an accepted object names only the
+// exact argument names of the schema, each once.
+func FuzzDecodeArgs(f *testing.F) {
+	for _, s := range []string{`{}`, `{"path":"a"}`, `{"PATH":"a"}`, `{"path":"a","path":"b"}`,
+		`{"opts":{"force":true}}`, `{"only":["a"]}`, `null`, `[]`, `{"path":"a"}{}`} {
+		f.Add([]byte(s))
+	}
+	allowed := map[string]bool{"path": true, "depth": true, "only": true, "opts": true, "big": true}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var a echoArgs
+		if err := DecodeArgs(json.RawMessage(b), &a); err != nil {
+			if result.CodeOf(err) != result.InvalidRequest {
+				t.Fatalf("refusal with code %s", result.CodeOf(err))
+			}
+			return
+		}
+		var obj []kv
+		if !splitObject(b, &obj) {
+			return // null or whitespace, decoded as {}
+		}
+		seen := map[string]bool{}
+		for _, e := range obj {
+			if !allowed[e.key] || seen[e.key] {
+				t.Fatalf("accepted argument %q in %s", e.key, b)
+			}
+			seen[e.key] = true
+		}
+	})
+}
