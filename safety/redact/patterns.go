@@ -25,15 +25,28 @@ type Pattern struct {
 	// of them. Text around the secret (a key name, a scheme, a user name)
 	// is kept.
 	Group int
-	// Keywords, if any, are lower-case literals one of which appears in the
-	// lower-cased text of every match. They are a pre-filter only: a window
-	// of text that contains none of them is not searched with Re.
+	// Keywords are lower-case literals; every match begins with one of them
+	// (compared without regard to ASCII case). The redactor runs Re only
+	// where a keyword starts, anchored there, which keeps it fast. A pattern
+	// without keywords (an operator pattern) is searched over all the text.
 	Keywords []string
 	// Verify, if set, must return true for the secret part of a match (the
 	// bytes Group selects) or the match is ignored. It lets a pattern refuse
 	// look-alikes that a regular expression cannot (placeholders, words).
 	Verify func(secret []byte) bool
+
+	maxLen int  // longest match looked for at a keyword; 0 means 1024
+	kind   kind // how the redactor finds matches
 }
+
+type kind uint8
+
+const (
+	kindRegexp   kind = iota // Re at each keyword, or over all text without keywords
+	kindPEMBlock             // BEGIN line, then the first END line or the body lines
+	kindPEMTail              // Re finds an END line; the body is walked backwards
+	kindEntropy              // runs of token characters, judged by Verify
+)
 
 // span returns the secret part of the match m (absolute within the searched
 // slice) or (-1, -1).
@@ -56,22 +69,30 @@ var Builtin = []Pattern{
 	{
 		// A whole PEM/PGP block. If the END line is not within MaxSpan bytes
 		// (the output was cut, or the block is huge) the header plus every
-		// following line that looks like PEM header or base64 body is taken.
+		// following whole line that looks like a PEM header or base64 body
+		// (or is empty) is taken. The redactor finds the same spans in code
+		// (Re is costly to run over MaxSpan bytes).
 		Name:  "private-key",
 		Label: "private key block",
 		Re: regexp.MustCompile(`-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----` +
 			`(?:[\s\S]*?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----` +
-			`|(?:\r?\n[A-Za-z][A-Za-z\-]{0,40}:[^\r\n]{0,200}|\r?\n[A-Za-z0-9+/=]{1,200}|\r?\n)*)`),
-		Keywords: []string{"private key"},
+			`|(?:\r?\n(?:[A-Za-z][A-Za-z\-]{0,40}:[^\r\n]{0,200}|[A-Za-z0-9+/=]{1,200})?\r?(?m:$))*)`),
+		Keywords: []string{"-----begin"},
+		maxLen:   MaxSpan,
+		kind:     kindPEMBlock,
 	},
 	{
-		// The body and END line of a key whose BEGIN line is not in view:
-		// `tail key.pem`, or the rest of a block longer than MaxSpan.
-		Name:  "private-key-tail",
-		Label: "end of a private key block",
-		Re: regexp.MustCompile(`(?:[A-Za-z0-9+/=]{16,200}\r?\n){2,}` +
-			`-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`),
-		Keywords: []string{"private key"},
+		// The body and END line of a key whose BEGIN line is not in view
+		// (`tail key.pem`, or the rest of a block longer than MaxSpan). Re
+		// matches the END line; the redactor then takes the whole lines
+		// before it that look like base64 body or PEM headers, at least one
+		// of them 16 bytes or longer.
+		Name:     "private-key-tail",
+		Label:    "end of a private key block",
+		Re:       regexp.MustCompile(`-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`),
+		Keywords: []string{"-----end"},
+		maxLen:   80,
+		kind:     kindPEMTail,
 	},
 	{
 		Name:     "aws-access-key-id",
@@ -85,7 +106,7 @@ var Builtin = []Pattern{
 		Re: regexp.MustCompile(`(?i)(?:aws_?)?secret_?(?:access_?)?key["']?[ \t]*(?::=|=>|=|:)[ \t]*["']?` +
 			`([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
 		Group:    1,
-		Keywords: []string{"secret"},
+		Keywords: []string{"aws", "secret"},
 	},
 	{
 		Name:     "github-token",
@@ -123,7 +144,7 @@ var Builtin = []Pattern{
 		Name:     "stripe-key",
 		Label:    "Stripe secret or restricted key",
 		Re:       regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{10,}\b`),
-		Keywords: []string{"k_live_", "k_test_"},
+		Keywords: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"},
 	},
 	{
 		Name:     "google-api-key",
@@ -150,23 +171,25 @@ var Builtin = []Pattern{
 		Re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}` +
 			`\.[A-Za-z0-9_\-]*`),
 		Keywords: []string{"eyj"},
+		maxLen:   8192,
 	},
 	{
-		Name:  "url-credentials",
-		Label: "password in a URL",
-		Re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]{0,30}://[^\s:/?#@"'<>]*:` +
-			`([^\s/?#@"'<>]+)@`),
+		// scheme://user:password@host: the scheme and user are kept.
+		Name:     "url-credentials",
+		Label:    "password in a URL",
+		Re:       regexp.MustCompile(`://[^\s:/?#@"'<>]*:([^\s/?#@"'<>]+)@`),
 		Group:    1,
 		Keywords: []string{"://"},
 	},
 	{
 		Name:  "authorization-header",
 		Label: "Authorization header value",
-		Re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?` +
+		Re: regexp.MustCompile(`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?` +
 			`(?:(?:bearer|basic|token|bot|digest|negotiate|apikey)[ \t]+)?([^\s"',;]{6,})`),
 		Group:    1,
 		Keywords: []string{"authorization"},
 		Verify:   notPlaceholder,
+		maxLen:   4096,
 	},
 	{
 		Name:     "bearer-token",
@@ -175,6 +198,7 @@ var Builtin = []Pattern{
 		Group:    1,
 		Keywords: []string{"bearer"},
 		Verify:   hasDigit,
+		maxLen:   4096,
 	},
 	{
 		// key = value, key: value, "key": "value", KEY=value, key := value.
@@ -187,20 +211,29 @@ var Builtin = []Pattern{
 			`["']?[ \t]*(?::=|=>|=|:)[ \t]*` +
 			`(?:"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;=:<>\x60][^\s"',;\x60]*))`),
 		Group:    1,
-		Keywords: []string{"secret", "token", "passw", "key"},
+		Keywords: []string{"secret", "token", "passw", "api", "access"},
 		Verify:   notPlaceholder,
 	},
 }
 
-// EntropyPattern is the optional fallback (Options.Entropy): a run of at least
-// 32 token characters whose Shannon entropy is at least 4.3 bits per byte
-// and that mixes upper case, lower case and digits. Hex-only runs (commit
-// ids, checksums) are never taken.
+// EntropyPattern is the optional fallback (Options.Entropy): a whole run
+// of at least 32 token characters (letters, digits, + / _ -, then up to two
+// '=') whose Shannon entropy is at least 4.3 bits per byte and that mixes
+// upper case, lower case and digits. Hex-only runs (commit ids, checksums)
+// are never taken. Runs are measured up to MaxSpan bytes.
+// Anchored BEGIN and END lines of a private key block.
+var (
+	pemBegin = regexp.MustCompile(`^-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`)
+	pemEnd   = regexp.MustCompile(`^-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`)
+)
+
 var EntropyPattern = Pattern{
 	Name:   "high-entropy",
 	Label:  "long high-entropy token",
 	Re:     regexp.MustCompile(`[A-Za-z0-9+/_\-]{32,}={0,2}`),
 	Verify: highEntropy,
+	maxLen: MaxSpan,
+	kind:   kindEntropy,
 }
 
 func hasDigit(b []byte) bool {

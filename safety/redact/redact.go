@@ -66,6 +66,54 @@ type Options struct {
 // use; each CappedWriter has its own state.
 type Set struct {
 	patterns []Pattern
+	m        []matcher
+	// pair marks the lower-cased first two bytes of every keyword; kw maps
+	// such a pair to the keywords that start with it.
+	pair *[1 << 16]bool
+	kw   map[uint16][]kwRef
+}
+
+// kwRef is one keyword of one pattern.
+type kwRef struct {
+	pat int
+	kw  []byte
+}
+
+// matcher is a pattern prepared for the block search.
+type matcher struct {
+	kw      [][]byte
+	atHit   *regexp.Regexp // ^, one byte of context, then Re: run at a keyword
+	atStart *regexp.Regexp // ^ then Re: run at a keyword at offset 0
+	maxLen  int
+}
+
+func newSet(ps []Pattern) *Set {
+	s := &Set{patterns: ps, m: make([]matcher, len(ps)), pair: new([1 << 16]bool), kw: map[uint16][]kwRef{}}
+	for i, p := range ps {
+		m := &s.m[i]
+		m.maxLen = p.maxLen
+		if m.maxLen <= 0 {
+			m.maxLen = 1024
+		}
+		for _, k := range p.Keywords {
+			kb := asciiLower(nil, []byte(k))
+			if len(kb) < 2 {
+				panic("redact: keyword shorter than two bytes in pattern " + p.Name)
+			}
+			m.kw = append(m.kw, kb)
+			key := uint16(kb[0])<<8 | uint16(kb[1])
+			s.pair[key] = true
+			s.kw[key] = append(s.kw[key], kwRef{i, kb})
+		}
+		if len(m.kw) > 0 {
+			// [\s\S] consumes exactly the byte before an ASCII keyword (an
+			// ASCII byte, or part of a multi-byte rune decoded alone), so
+			// \b and the like see the true preceding byte.
+			m.atHit = regexp.MustCompile(`^[\s\S](?:` + p.Re.String() + `)`)
+			m.atStart = regexp.MustCompile(`^(?:` + p.Re.String() + `)`)
+		}
+	}
+	return s
 }
 
 // Compile returns the builtin patterns plus the operator's extra regular
@@ -107,11 +155,11 @@ func CompileWith(extra []string, opt Options) (*Set, error) {
 	if opt.Entropy {
 		ps = append(ps, EntropyPattern)
 	}
-	return &Set{patterns: ps}, nil
+	return newSet(ps), nil
 }
 
 // Default is the builtin set without extras or entropy.
-var Default = &Set{patterns: slices.Clone(Builtin)}
+var Default = newSet(slices.Clone(Builtin))
 
 // MaxSpan returns the longest secret (whole match) that the set is
 // guaranteed to catch across any write or block boundary, and that a
@@ -185,8 +233,71 @@ type engine struct {
 	carry      span  // a redaction that may still grow into the next block
 	hasCarry   bool
 
-	lower []byte
 	spans []span
+	hits  [][]int // per pattern: window offsets where one of its keywords starts
+}
+
+// scanKeywords fills e.hits with every keyword start at or after lo in win,
+// in one pass, comparing without regard to ASCII case.
+func (e *engine) scanKeywords(win []byte, lo int) {
+	set := e.set
+	if len(e.hits) != len(set.patterns) {
+		e.hits = make([][]int, len(set.patterns))
+	}
+	for i := range e.hits {
+		e.hits[i] = e.hits[i][:0]
+	}
+	if len(set.kw) == 0 {
+		return
+	}
+	for j := lo; j+1 < len(win); j++ {
+		key := uint16(lowerByte[win[j]])<<8 | uint16(lowerByte[win[j+1]])
+		if !set.pair[key] {
+			continue
+		}
+		for _, r := range set.kw[key] {
+			if j+len(r.kw) <= len(win) && equalFoldASCII(win[j:j+len(r.kw)], r.kw) {
+				if h := e.hits[r.pat]; len(h) == 0 || h[len(h)-1] != j {
+					e.hits[r.pat] = append(h, j)
+				}
+			}
+		}
+	}
+}
+
+var lowerByte = func() (t [256]byte) {
+	for c := range 256 {
+		t[c] = byte(c)
+		if c >= 'A' && c <= 'Z' {
+			t[c] = byte(c) + 'a' - 'A'
+		}
+	}
+	return t
+}()
+
+// equalFoldASCII reports whether b lower-cased equals the lower-case kw.
+func equalFoldASCII(b, kw []byte) bool {
+	for i, c := range kw {
+		if lowerByte[b[i]] != c {
+			return false
+		}
+	}
+	return true
+}
+
+// at runs the anchored expression for a keyword found at win[h:]. It
+// returns the submatch indexes relative to win[off:], or nil.
+func (m *matcher) at(win []byte, h int) ([]int, int) {
+	end := min(h+m.maxLen, len(win))
+	if h == 0 {
+		return m.atStart.FindSubmatchIndex(win[:end]), 0
+	}
+	mt := m.atHit.FindSubmatchIndex(win[h-1 : end])
+	if mt == nil {
+		return nil, 0
+	}
+	mt[0]++ // the whole match starts after the context byte
+	return mt, h - 1
 }
 
 func (e *engine) end() int64 { return e.off + int64(len(e.buf)) }
@@ -228,28 +339,53 @@ func (e *engine) block(blockEnd, winEnd int64, final bool) {
 	bs := e.blockStart
 	winStart := max(bs-ContextSize, 0)
 	win := e.buf[winStart-e.off : winEnd-e.off]
-	e.lower = asciiLower(e.lower[:0], win)
+	e.scanKeywords(win, int(bs-winStart))
 
 	spans := e.spans[:0]
-	for i := range e.set.patterns {
-		p := &e.set.patterns[i]
-		if len(p.Keywords) > 0 && !containsAny(e.lower, p.Keywords) {
-			continue
+	var add addFunc = func(i int, ms, s, t int64) {
+		sp := span{s, t, i}
+		switch {
+		case ms >= bs && ms < blockEnd:
+			spans = append(spans, sp)
+		case ms < bs && e.hasCarry && s < e.carry.end && t > e.carry.end:
+			// Continues the carried redaction past the previous window.
+			sp.start, sp.pat = e.carry.start, e.carry.pat
+			spans = append(spans, sp)
 		}
-		for _, m := range p.Re.FindAllSubmatchIndex(win, -1) {
-			s, t := p.span(m)
-			if t <= s || (p.Verify != nil && !p.Verify(win[s:t])) {
-				continue
+	}
+	for i := range e.set.patterns {
+		p, m := &e.set.patterns[i], &e.set.m[i]
+		switch {
+		case p.kind == kindEntropy:
+			e.entropyRuns(i, win, winStart, bs, blockEnd, add)
+		case p.kind == kindPEMBlock:
+			e.pemBlocks(i, win, winStart, blockEnd, add)
+		case p.kind == kindPEMTail:
+			e.pemTails(i, win, winStart, add)
+		case len(m.kw) == 0:
+			for _, mt := range p.Re.FindAllSubmatchIndex(win, -1) {
+				s, t := p.span(mt)
+				if t > s && (p.Verify == nil || p.Verify(win[s:t])) {
+					add(i, winStart+int64(mt[0]), winStart+int64(s), winStart+int64(t))
+				}
 			}
-			ms := winStart + int64(m[0])
-			sp := span{winStart + int64(s), winStart + int64(t), i}
-			switch {
-			case ms >= bs && ms < blockEnd:
-				spans = append(spans, sp)
-			case ms < bs && e.hasCarry && sp.start < e.carry.end && sp.end > e.carry.end:
-				// Continues the carried redaction past the previous window.
-				sp.start, sp.pat = e.carry.start, e.carry.pat
-				spans = append(spans, sp)
+		default:
+			hi := int(blockEnd - winStart)
+			next := 0
+			for _, h := range e.hits[i] {
+				if h < next || h >= hi {
+					continue
+				}
+				mt, off := m.at(win, h)
+				if mt == nil {
+					continue
+				}
+				s, t := p.span(mt)
+				if t <= s || (p.Verify != nil && !p.Verify(win[off+s:off+t])) {
+					continue
+				}
+				add(i, winStart+int64(h), winStart+int64(off+s), winStart+int64(off+t))
+				next = off + mt[1]
 			}
 		}
 	}
@@ -321,11 +457,159 @@ func asciiLower(dst, src []byte) []byte {
 	return dst
 }
 
-func containsAny(b []byte, kws []string) bool {
-	for _, k := range kws {
-		if bytes.Contains(b, []byte(k)) {
-			return true
+// addFunc records a candidate: the pattern, where its match starts and the
+// secret span, all absolute.
+type addFunc func(pat int, matchStart, start, end int64)
+
+// pemTails finds END lines of private keys that start anywhere from the
+// block to the end of the window and takes the key body lines before each
+// (see the private-key-tail pattern).
+func (e *engine) pemTails(i int, win []byte, winStart int64, add addFunc) {
+	m := &e.set.m[i]
+	for _, h := range e.hits[i] {
+		if h > 0 && win[h-1] != '\n' {
+			continue
+		}
+		mt, off := m.at(win, h)
+		if mt == nil {
+			continue
+		}
+		start, body := h, false
+		for p := h; p > 0 && h-p < MaxSpan; {
+			q := bytes.LastIndexByte(win[:p-1], '\n') + 1
+			line := bytes.TrimSuffix(win[q:p-1], []byte{'\r'})
+			b64 := isBase64Line(line)
+			if !b64 && !isPEMHeader(line) {
+				break
+			}
+			body = body || (b64 && len(line) >= 16)
+			start, p = q, q
+		}
+		if body {
+			add(i, winStart+int64(start), winStart+int64(start), winStart+int64(off+mt[1]))
 		}
 	}
-	return false
+}
+
+// pemBlocks finds private key blocks that start in the block: from a BEGIN
+// line to the first END line within MaxSpan bytes, or else through the
+// whole body-like lines that follow (see the private-key pattern).
+func (e *engine) pemBlocks(i int, win []byte, winStart, blockEnd int64, add addFunc) {
+	hi := int(blockEnd - winStart)
+	next := 0
+	for _, h := range e.hits[i] {
+		if h < next || h >= hi {
+			continue
+		}
+		end := min(h+MaxSpan, len(win))
+		head := pemBegin.FindIndex(win[h:end])
+		if head == nil {
+			continue
+		}
+		stop := -1
+		for from := h + head[1]; from < end; {
+			k := bytes.Index(win[from:end], []byte("-----END"))
+			if k < 0 {
+				break
+			}
+			if m := pemEnd.FindIndex(win[from+k : end]); m != nil {
+				stop = from + k + m[1]
+				break
+			}
+			from += k + 1
+		}
+		if stop < 0 {
+			// No END in reach: take each following line that is empty,
+			// base64 or a PEM header, whole (to the window's end at most).
+			stop = h + head[1]
+			for stop < end && (win[stop] == '\n' || win[stop] == '\r' && stop+1 < end && win[stop+1] == '\n') {
+				if win[stop] == '\r' {
+					stop++
+				}
+				q := stop + 1
+				r := bytes.IndexByte(win[q:end], '\n')
+				if r < 0 {
+					r = end - q
+				}
+				line := bytes.TrimSuffix(win[q:q+r], []byte{'\r'})
+				if !isBase64Line(line) && !isPEMHeader(line) {
+					break
+				}
+				stop = q + len(line)
+			}
+		}
+		add(i, winStart+int64(h), winStart+int64(h), winStart+int64(stop))
+		next = stop
+	}
+}
+
+func isBase64Line(b []byte) bool {
+	if len(b) > 200 {
+		return false
+	}
+	for _, c := range b {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=') {
+			return false
+		}
+	}
+	return true
+}
+
+// isPEMHeader matches "Proc-Type: 4,ENCRYPTED" and "DEK-Info: ..." lines.
+func isPEMHeader(b []byte) bool {
+	k := bytes.IndexByte(b, ':')
+	if k <= 0 || k > 40 || len(b) > 240 || !(b[0] >= 'A' && b[0] <= 'Z' || b[0] >= 'a' && b[0] <= 'z') {
+		return false
+	}
+	for _, c := range b[:k] {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// tokenByte marks the bytes a high-entropy run is made of.
+var tokenByte = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' ||
+			c == '+' || c == '/' || c == '_' || c == '-'
+	}
+	return t
+}()
+
+// entropyRuns finds whole runs of token bytes that start in the block.
+func (e *engine) entropyRuns(i int, win []byte, winStart, bs, blockEnd int64, add addFunc) {
+	p := &e.set.patterns[i]
+	maxLen := e.set.m[i].maxLen
+	lo, hi := int(bs-winStart), int(blockEnd-winStart)
+	j := lo
+	if j > 0 {
+		// A run already under way at the block start belongs to the block
+		// in which it started.
+		for j < hi && tokenByte[win[j]] && tokenByte[win[j-1]] {
+			j++
+		}
+	}
+	for j < hi {
+		if !tokenByte[win[j]] {
+			j++
+			continue
+		}
+		k := j
+		for k < len(win) && k-j < maxLen && tokenByte[win[k]] {
+			k++
+		}
+		end := k
+		for end < len(win) && end-k < 2 && win[end] == '=' {
+			end++
+		}
+		if k-j >= 32 && p.Verify(win[j:end]) {
+			add(i, winStart+int64(j), winStart+int64(j), winStart+int64(end))
+		}
+		for k < len(win) && tokenByte[win[k]] { // the rest of an over-long run
+			k++
+		}
+		j = k
+	}
 }

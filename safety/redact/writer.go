@@ -95,7 +95,7 @@ func (w *CappedWriter) trim() {
 // on only TotalIn changes.
 func (w *CappedWriter) release() {
 	if w.truncated {
-		w.e.buf, w.e.lower, w.e.spans = nil, nil, nil
+		w.e.buf, w.e.hits, w.e.spans = nil, nil, nil
 	}
 }
 
@@ -111,7 +111,7 @@ func (w *CappedWriter) Close() {
 	if !w.truncated {
 		w.e.run(true)
 	}
-	w.e.buf, w.e.lower, w.e.spans = nil, nil, nil
+	w.e.buf, w.e.hits, w.e.spans = nil, nil, nil
 }
 
 // Bytes returns the redacted output kept so far (all of it after Close).
