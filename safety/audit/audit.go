@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,8 +89,10 @@ var (
 
 // Open opens (creating if needed) the audit log described by opts, and reads
 // the end of an existing file to recover the sequence number and chain head.
+// It does not read the whole file: `<server> audit verify FILE` does that.
 //
-// It refuses, with a *result.Error: bad options (INVALID_REQUEST); a log
+// It refuses, with a *result.Error and whatever the fail mode (the fail mode
+// governs records, not startup): bad options (INVALID_REQUEST); a log
 // inside an operator root (POLICY_DENIED); a log it cannot create, lock or
 // open (AUDIT_UNAVAILABLE, wrapping the OS error, e.g. ENOTDIR when a parent
 // is a regular file). A log whose last line is torn or unreadable is refused
@@ -189,7 +192,7 @@ func (l *Log) load() error {
 	}
 	l.head = st.head
 	if st.broken != "" {
-		msg := describeBroken(l.server, l.path, st.broken)
+		msg := describeBroken(l.server, st.fileOr(l.path), st.broken)
 		if !l.openMode {
 			return result.New(result.AuditUnavailable, msg)
 		}
@@ -206,7 +209,10 @@ func (l *Log) load() error {
 func (l *Log) Path() string { return l.path }
 
 // Intent records that the server is about to perform action, and returns the
-// intent's id ("i-<seq>") for the matching Outcome.
+// intent's id ("i-<seq>") for the matching Outcome. fields is written as a
+// JSON object (nil as {}); strings that are not valid UTF-8 come out with
+// U+FFFD in place of the bad bytes, so a caller recording names that may not
+// be UTF-8 should quote them first (strconv.Quote keeps every byte).
 //
 // In closed mode a record that cannot be written and fsync'd returns a
 // *result.Error with code AUDIT_UNAVAILABLE, and the caller must not act. In
@@ -331,9 +337,9 @@ func (l *Log) append(kind, action string, intent *string, code *result.Code, fie
 			if !l.openMode {
 				return 0, result.Wrap(result.AuditUnavailable,
 					"the log is damaged: its last record is incomplete or unreadable, and an operator must run `"+
-						l.server+" audit verify` on it", errors.New(describeBroken(l.server, l.path, st.broken)))
+						l.server+" audit verify` on it", errors.New(describeBroken(l.server, st.fileOr(l.path), st.broken)))
 			}
-			l.logger.Warn("audit: "+describeBroken(l.server, l.path, st.broken)+
+			l.logger.Warn("audit: "+describeBroken(l.server, st.fileOr(l.path), st.broken)+
 				"; appending after the break because the audit fail mode is open", "server", l.server, "path", l.path)
 			if st.partial {
 				prefix = []byte{'\n'}
@@ -343,15 +349,20 @@ func (l *Log) append(kind, action string, intent *string, code *result.Code, fie
 	}
 
 	seq := l.head.seq + 1
-	b, err := json.Marshal(record{
+	// The encoder ends the line with its newline; HTML escaping is off so
+	// that a command such as "a && b" reads as written.
+	buf := bytes.NewBuffer(make([]byte, 0, 512))
+	buf.Write(prefix)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(record{
 		Seq: seq, Time: time.Now().UTC().Format(time.RFC3339Nano), Kind: kind, Server: l.server,
 		Action: action, Intent: intent, Code: code, Fields: fields, Prev: l.head.hash,
-	})
-	if err != nil {
+	}); err != nil {
 		return 0, result.Wrap(errEncode.Code, errEncode.Reason, err) // nothing written
 	}
-	line := make([]byte, 0, len(prefix)+len(b)+1)
-	line = append(append(append(line, prefix...), b...), '\n')
+	line := buf.Bytes()
+	b := line[len(prefix) : len(line)-1] // the record's line as hashed: no torn-line prefix, no newline
 
 	if l.maxBytes > 0 && size > 0 && prefix == nil && size+int64(len(line)) > l.maxBytes {
 		if err := l.shift(); err != nil {
@@ -400,11 +411,11 @@ func (l *Log) append(kind, action string, intent *string, code *result.Code, fie
 // never follows a symbolic link at the file itself.
 func (l *Log) openFile() (f *os.File, created bool, err error) {
 	for range 3 {
-		f, err = os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|oNoFollow, 0)
+		f, err = openFileNoPoll(l.path, os.O_RDWR|os.O_APPEND|oNoFollow, 0)
 		if !errors.Is(err, fs.ErrNotExist) {
 			return f, false, err
 		}
-		f, err = os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
+		f, err = openFileNoPoll(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
 		if !errors.Is(err, fs.ErrExist) {
 			return f, err == nil, err
 		}
@@ -453,7 +464,7 @@ func (l *Log) state(f *os.File, size int64) (tailState, error) {
 	switch {
 	case pempty:
 	case pst.broken != "":
-		return tailState{head: pst.head, broken: "the rotated file before it, " + pred + ", is broken: " + pst.broken}, nil
+		return tailState{head: pst.head, broken: pst.broken + " (the log itself is empty and would continue this file's chain)", file: pred}, nil
 	case pst.head.seq >= best.seq:
 		best = pst.head
 	}

@@ -45,7 +45,7 @@ func TestChainVerifiesAfterManyRecords(t *testing.T) {
 func TestRecordsHaveTheDocumentedShape(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	l := openLog(t, Options{Path: path, Server: "terminald"})
-	id, err := l.Intent("run_command", map[string]any{"argv": []string{"ls", "-l"}})
+	id, err := l.Intent("run_command", map[string]any{"argv": []string{"ls", "-l"}, "line": "a && b <c>"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestRecordsHaveTheDocumentedShape(t *testing.T) {
 	}
 	// Field order is part of the format: it is what the hash covers.
 	if !bytes.HasPrefix(lines[0], []byte(`{"seq":1,"time":"`)) ||
-		!bytes.Contains(lines[0], []byte(`"kind":"intent","server":"terminald","action":"run_command","fields":{"argv":["ls","-l"]},"prev":"`+GenesisPrev+`"}`)) {
+		!bytes.Contains(lines[0], []byte(`"kind":"intent","server":"terminald","action":"run_command","fields":{"argv":["ls","-l"],"line":"a && b <c>"},"prev":"`+GenesisPrev+`"}`)) {
 		t.Fatalf("intent line %s", lines[0])
 	}
 	if bytes.Contains(lines[0], []byte(`"intent":`)) || bytes.Contains(lines[0], []byte(`"code":`)) {
@@ -642,4 +642,19 @@ func TestDefaultDir(t *testing.T) {
 	t.Setenv("HOME", "rel")
 	_, err = DefaultDir()
 	wantCode(t, err, result.InvalidRequest)
+}
+
+func TestOpenRefusesWhenRotatedPredecessorIsBroken(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l := openLog(t, Options{Path: path})
+	l.Event("tick", nil)
+	l.Close()
+	b, _ := os.ReadFile(path)
+	os.WriteFile(path+".1", b[:len(b)-5], 0o600) // torn
+	os.WriteFile(path, nil, 0o600)
+	_, err := Open(Options{Path: path, Server: "sweepd"})
+	e := wantCode(t, err, result.AuditUnavailable)
+	if !strings.Contains(e.Reason, "`sweepd audit verify "+path+".1`") {
+		t.Fatalf("reason should name the broken file: %s", e.Reason)
+	}
 }

@@ -39,7 +39,10 @@
 // lowercase hex SHA-256 of the previous record's line as written, without its
 // newline; the first record of a new chain has 64 zeros. kind is "intent",
 // "outcome" or "event"; intent and code appear on outcomes only. An intent's
-// id is "i-<seq>", so the outcome names the line of its intent.
+// id is "i-<seq>", so the outcome names the record of its intent; in open
+// mode an intent that could not be written gets "i-unrecorded-<random>",
+// which its outcome then carries. Lines are encoding/json output with HTML
+// escaping off; the hash covers the exact bytes written.
 //
 // # Sharing and rotation
 //

@@ -8,6 +8,11 @@ import "os"
 // is followed. This is one of the documented weaker guarantees off Linux.
 const oNoFollow = 0
 
+// openFileNoPoll is os.OpenFile here.
+func openFileNoPoll(name string, flag int, perm os.FileMode) (*os.File, error) {
+	return os.OpenFile(name, flag, perm)
+}
+
 // flock is a no-op here: one log must have one writing process. The
 // in-process mutex still serialises the writers of one Log.
 func flock(*os.File) error { return nil }

@@ -57,6 +57,17 @@ type tailState struct {
 	// partial is true when the file does not end in a newline, so a newline
 	// must be written before the next record.
 	partial bool
+	// file names the broken file when it is not the log itself (an empty
+	// log continuing a rotated file whose tail is broken).
+	file string
+}
+
+// fileOr returns the broken file's name, or def when it is the log itself.
+func (st tailState) fileOr(def string) string {
+	if st.file != "" {
+		return st.file
+	}
+	return def
 }
 
 // head is the chain head: the last record's seq and the hash of its line.
