@@ -112,7 +112,9 @@ func (r *Root) RemoveTree(rel string, g Guard) (Usage, error) {
 	}
 	_, base := Split(rel)
 	if err := parent.RemoveEmptyChild(base, g.Want); err != nil {
-		return u, err
+		// The contents are gone through the verified fd; the name was
+		// swapped or removed in between: report what changed, as STALE.
+		return u, staleOf(err)
 	}
 	u.Dirs++
 	u.Bytes += target.Info().DiskBytes
