@@ -13,10 +13,9 @@ type Pattern struct {
 	Name string
 	// Label is the human words for what was found ("AWS access key id").
 	Label string
-	// Re finds candidates. Token bodies are written unbounded ({n,}): a
-	// match never reaches past the search window, and only matches of at
-	// most MaxSpan bytes are guaranteed to be found whole (see the package
-	// doc).
+	// Re finds candidates. Token bodies are written unbounded ({n,}) to keep
+	// the compiled program small; the redactor bounds each builtin match by
+	// a length limit (see the package doc), never more than MaxSpan.
 	Re *regexp.Regexp
 	// Group selects the part of a match that is the secret. 0 means the
 	// whole match. A value n > 0 means the first capturing group numbered n

@@ -14,11 +14,15 @@
 // Input is cut into fixed blocks of BlockSize bytes at absolute offsets.
 // Block k is searched in the window that starts ContextSize bytes before it
 // and ends MaxSpan bytes after it; a match is taken by the block in which it
-// starts. Matches (their secret parts) that overlap are merged into one
-// redaction named by the earliest, longest match. A redaction that reaches
-// into the next block can be extended by a match the next window finds that
-// overlaps its end, which is how a private key block longer than MaxSpan is
-// still covered (up to about BlockSize+MaxSpan bytes).
+// starts. Every builtin match begins with one of its pattern's keywords, so
+// one pass finds the keywords and each pattern's expression runs anchored
+// at them, over at most its own length limit (1 KiB for tokens, 4 KiB for
+// headers, 8 KiB for JWTs, MaxSpan for private key blocks); operator
+// patterns run over the whole window. Secret spans that overlap are merged
+// into one redaction named by the earliest, longest match. A redaction that
+// reaches into the next block can be extended by a match the next window
+// finds across its end, which is how a private key block longer than
+// MaxSpan is still covered (up to about BlockSize+MaxSpan bytes).
 //
 // Because the cut points depend only on absolute offsets and not on how the
 // bytes arrive, streaming is exact: for every input x, every way of splitting
@@ -26,9 +30,9 @@
 //
 //	w.Bytes() == r[:min(L, len(r))]  and  w.Truncated() == (len(r) > L)
 //
-// where r, _ := s.Redact(x), after w.Close(). Every secret whose match is at
-// most MaxSpan bytes long is found wherever the write and block boundaries
-// fall.
+// where r, _ := s.Redact(x), after w.Close(). So every secret whose match
+// fits its pattern's length limit (never more than MaxSpan) is found
+// wherever the write and block boundaries fall.
 package redact
 
 import (
