@@ -1,0 +1,5 @@
+module github.com/bastion-mcp/bastion/terminald
+
+go 1.26.0
+
+require github.com/bastion-mcp/bastion/safety v0.1.0
