@@ -215,17 +215,17 @@ var Builtin = []Pattern{
 	},
 }
 
-// EntropyPattern is the optional fallback (Options.Entropy): a whole run
-// of at least 32 token characters (letters, digits, + / _ -, then up to two
-// '=') whose Shannon entropy is at least 4.3 bits per byte and that mixes
-// upper case, lower case and digits. Hex-only runs (commit ids, checksums)
-// are never taken. Runs are measured up to MaxSpan bytes.
 // Anchored BEGIN and END lines of a private key block.
 var (
 	pemBegin = regexp.MustCompile(`^-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`)
 	pemEnd   = regexp.MustCompile(`^-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`)
 )
 
+// EntropyPattern is the optional fallback (Options.Entropy): a whole run
+// of at least 32 token characters (letters, digits, + / _ -, then up to two
+// '=') whose Shannon entropy is at least 4.3 bits per byte and that mixes
+// upper case, lower case and digits. Hex-only runs (commit ids, checksums)
+// are never taken. Runs are measured up to MaxSpan bytes.
 var EntropyPattern = Pattern{
 	Name:   "high-entropy",
 	Label:  "long high-entropy token",
