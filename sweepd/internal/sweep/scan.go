@@ -42,7 +42,7 @@ type walker struct {
 // walk discovers artifacts beneath start. It never follows a symlink, never
 // enters another mount (jail refuses both), never descends into a find and
 // never enters a VCS directory.
-func (w *walker) walk(d *jail.Dir, rel string, depth int, keep bool) time.Time {
+func (w *walker) walk(d *jail.Dir, rel string, depth int, keep bool, skip map[string]bool) time.Time {
 	w.dirs++
 	if w.opts.progress != nil && w.dirs%512 == 0 {
 		w.opts.progress(w.dirs, len(w.finds))
@@ -68,7 +68,7 @@ func (w *walker) walk(d *jail.Dir, rel string, depth int, keep bool) time.Time {
 		}
 		switch {
 		case typ == fs.ModeDir:
-			if !vcsDirs[e.Name] {
+			if !vcsDirs[e.Name] && !skip[e.Name] {
 				subdirs = append(subdirs, e.Name)
 			}
 		case typ == 0: // regular file
@@ -113,7 +113,7 @@ func (w *walker) walk(d *jail.Dir, rel string, depth int, keep bool) time.Time {
 		if err != nil {
 			continue // a symlink swapped in, a mount, a vanished dir: never entered
 		}
-		n := w.walkNested(c, jail.Join(rel, name), depth+1, keep, pruned, name)
+		n := w.walk(c, jail.Join(rel, name), depth+1, keep, childSkip(pruned, name))
 		c.Close()
 		if n.After(newest) {
 			newest = n
@@ -127,44 +127,20 @@ func (w *walker) walk(d *jail.Dir, rel string, depth int, keep bool) time.Time {
 	return newest
 }
 
-// walkNested walks a child, skipping nested finds such as project/target
-// recorded in the parent's pruned set.
-func (w *walker) walkNested(c *jail.Dir, rel string, depth int, keep bool, pruned map[string]bool, name string) time.Time {
+// childSkip returns the names inside child that are already finds of the
+// parent's level (project/target is found from the project directory), so
+// the child's walk does not enter them.
+func childSkip(pruned map[string]bool, child string) map[string]bool {
+	var skip map[string]bool
 	for p := range pruned {
-		if hasPrefixDir(p, name) {
-			return w.walkSkipping(c, rel, depth, keep, p[len(name)+1:])
-		}
-	}
-	return w.walk(c, rel, depth, keep)
-}
-
-// walkSkipping is walk for a directory one of whose descendants (skip,
-// relative) is already a find. Only the simple one-level case is needed by
-// the catalog (project/target).
-func (w *walker) walkSkipping(c *jail.Dir, rel string, depth int, keep bool, skip string) time.Time {
-	ents, err := c.ReadDir()
-	if err != nil {
-		return time.Time{}
-	}
-	var newest time.Time
-	for _, e := range ents {
-		if e.Name == skip || vcsDirs[e.Name] {
-			continue
-		}
-		if e.Type == fs.ModeDir && depth < w.opts.maxDepth {
-			if cc, err := c.OpenDir(e.Name); err == nil {
-				if n := w.walk(cc, jail.Join(rel, e.Name), depth+1, keep); n.After(newest) {
-					newest = n
-				}
-				cc.Close()
+		if hasPrefixDir(p, child) {
+			if skip == nil {
+				skip = map[string]bool{}
 			}
-		} else if e.Type == 0 {
-			if info, err := c.Lstat(e.Name); err == nil && info.ModTime.After(newest) {
-				newest = info.ModTime
-			}
+			skip[p[len(child)+1:]] = true
 		}
 	}
-	return newest
+	return skip
 }
 
 func hasPrefixDir(p, dir string) bool {

@@ -232,7 +232,7 @@ func (s *Server) scan(ctx context.Context, req mcp.CallToolRequest, a scanArgs) 
 		w.opts.progress = func(n, f int) {
 			progress(float64(dirs+n), 0, fmt.Sprintf("%d directories walked, %d finds", dirs+n, len(all)+f))
 		}
-		w.walk(d, st.rel, 0, st.root.Kept(st.rel, KeepFile))
+		w.walk(d, st.rel, 0, st.root.Kept(st.rel, KeepFile), nil)
 		d.Close()
 		dirs += w.dirs
 		all = append(all, w.finds...)
