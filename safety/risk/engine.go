@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/risk/gitignore"
 )
@@ -175,13 +176,12 @@ type stamp struct {
 	modeString string
 }
 
-func stampOf(fi fs.FileInfo, err error) stamp {
+func stampOf(fi jail.Info, err error) stamp {
 	if err != nil {
 		return stamp{}
 	}
-	dev, ino := fileID(fi)
-	return stamp{exists: true, dev: dev, ino: ino, size: fi.Size(), mtime: fi.ModTime().UnixNano(),
-		isRegular: fi.Mode().IsRegular(), modeString: fi.Mode().Type().String()}
+	return stamp{exists: true, dev: fi.ID.Dev, ino: fi.ID.Ino, size: fi.Size, mtime: fi.ModTime.UnixNano(),
+		isRegular: fi.Mode.IsRegular(), modeString: fi.Mode.Type().String()}
 }
 
 // rootState is the rules in force at one root: the always-on packs, the
@@ -196,11 +196,23 @@ type rootState struct {
 	sets          []*RuleSet
 	flat          []flatMatcher
 	packs         []string
+
+	// memo holds, per directory (slash-separated, relative to the root),
+	// the line of each flat matcher that excludes the directory itself or
+	// one of its ancestors (-1 when none does). A path's rule matches are
+	// then its parent's answer plus one MatchSelf per matcher, instead of
+	// re-matching every ancestor against every pattern. The memo belongs
+	// to this rootState, so a rule change (a new rootState) discards it.
+	memoMu sync.RWMutex
+	memo   map[string][]int32
 }
+
+// memoLimit bounds a rootState's directory memo; it is cleared when full.
+const memoLimit = 1 << 16
 
 // state returns the rules for the root known by key, opened by open
 // (which may return a nil closer).
-func (e *Engine) state(key string, open func() (*os.Root, func(), error)) *rootState {
+func (e *Engine) state(key string, open func() (*jail.Root, func(), error)) *rootState {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := time.Now()
@@ -210,22 +222,33 @@ func (e *Engine) state(key string, open func() (*os.Root, func(), error)) *rootS
 		return st
 	}
 	root, closeRoot, err := open()
-	var rs, ps stamp
+	var (
+		rs, ps stamp
+		top    *jail.Dir
+	)
 	if err == nil {
 		if closeRoot != nil {
 			defer closeRoot()
 		}
-		rs = stampOf(root.Stat("."))
-		ps = stampOf(root.Lstat(ProjectFile))
+		// A fresh stat through a fresh fd: the root's own Info is the one
+		// taken when it was opened, and the root's mtime is what tells a
+		// marker file appeared.
+		top, err = root.OpenDir(".")
+	}
+	if err == nil {
+		defer top.Close()
+		rs = stampOf(top.Stat())
+		ps = stampOf(top.Lstat(ProjectFile))
 	}
 	if st != nil && st.globalVersion == gv && st.rootStamp == rs && st.projStamp == ps {
 		st.checked = now
 		return st
 	}
-	st = &rootState{checked: now, globalVersion: gv, rootStamp: rs, projStamp: ps, gen: e.gen.Add(1)}
+	st = &rootState{checked: now, globalVersion: gv, rootStamp: rs, projStamp: ps, gen: e.gen.Add(1),
+		memo: map[string][]int32{}}
 	var names []string
 	if err == nil {
-		names = rootNames(root)
+		names = rootNames(top)
 	}
 	ops := *e.operator.Load()
 	for _, group := range [][]*RuleSet{e.builtin, ops} {
@@ -259,13 +282,13 @@ func (e *Engine) state(key string, open func() (*os.Root, func(), error)) *rootS
 // loadProject reads the root's .bastion-risk.toml. A broken project file
 // is logged and skipped: it can only add rules, so skipping it is the
 // conservative answer.
-func (e *Engine) loadProject(root *os.Root, ps stamp) *RuleSet {
+func (e *Engine) loadProject(root *jail.Root, ps stamp) *RuleSet {
 	src := "project:" + ProjectFile
 	if !ps.isRegular {
 		e.log.Warn("project risk rules skipped: not a regular file", "file", ProjectFile)
 		return nil
 	}
-	f, err := root.OpenFile(ProjectFile, scanOpenFlags, 0)
+	f, err := root.OpenFile(ProjectFile)
 	if err != nil {
 		e.log.Warn("project risk rules skipped: unreadable", "file", ProjectFile, "reason", reasonOf(err))
 		return nil
@@ -287,20 +310,15 @@ func (e *Engine) loadProject(root *os.Root, ps stamp) *RuleSet {
 	return rs
 }
 
-// rootNames lists the names at the top of root (for marker detection).
-func rootNames(root *os.Root) []string {
-	f, err := root.Open(".")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	ents, err := readDirTyped(f)
+// rootNames lists the names at the top of a root (for marker detection).
+func rootNames(top *jail.Dir) []string {
+	ents, err := top.ReadDir()
 	if err != nil {
 		return nil
 	}
 	names := make([]string, len(ents))
 	for i, en := range ents {
-		names[i] = en.Name()
+		names[i] = en.Name
 	}
 	return names
 }
@@ -336,9 +354,9 @@ func cleanKey(root string) string {
 	return filepath.Clean(root)
 }
 
-func pathOpener(root string) func() (*os.Root, func(), error) {
-	return func() (*os.Root, func(), error) {
-		r, err := os.OpenRoot(root)
+func pathOpener(root string) func() (*jail.Root, func(), error) {
+	return func() (*jail.Root, func(), error) {
+		r, err := jail.OpenRoot(root)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -346,8 +364,8 @@ func pathOpener(root string) func() (*os.Root, func(), error) {
 	}
 }
 
-func rootOpener(r *os.Root) func() (*os.Root, func(), error) {
-	return func() (*os.Root, func(), error) { return r, nil, nil }
+func rootOpener(r *jail.Root) func() (*jail.Root, func(), error) {
+	return func() (*jail.Root, func(), error) { return r, nil, nil }
 }
 
 // CleanRel validates a path relative to a root and returns it
@@ -382,20 +400,71 @@ func (e *Engine) ClassifyPath(root, rel string, isDir bool) (Descriptor, error) 
 	return st.describe(rel, isDir, nil, false, false), nil
 }
 
-// matches collects every rule matching rel, winner first.
+// matches collects every rule matching rel, winner first. It gives the
+// same answers as each matcher's Match(rel, isDir): a path under a
+// directory a matcher excludes is excluded by that directory's line, and
+// otherwise the path's own last matching line decides.
 func (st *rootState) matches(rel string, isDir bool) []match {
 	if rel == "." {
 		return nil
 	}
+	parent := st.dirState(parentOf(rel))
 	var ms []match
-	for _, fm := range st.flat {
-		if ex, line := fm.m.Match(rel, isDir); ex {
+	for j, fm := range st.flat {
+		line := -1
+		if parent != nil && parent[j] >= 0 {
+			line = int(parent[j])
+		} else if ok, neg, l := fm.m.MatchSelf(rel, isDir); ok && !neg {
+			line = l
+		}
+		if line >= 0 {
 			i := fm.set.index[fm.cat][line]
 			ms = append(ms, match{set: fm.set, rule: &fm.set.Rules[i], idx: i})
 		}
 	}
 	sortMatches(ms)
 	return ms
+}
+
+// parentOf returns the parent directory of a clean relative path, "" at
+// the top.
+func parentOf(rel string) string {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i]
+	}
+	return ""
+}
+
+// dirState returns, for the directory dir ("" for the root), the line of
+// each flat matcher excluding dir or an ancestor, or -1; nil at the root.
+// Answers are memoised per directory.
+func (st *rootState) dirState(dir string) []int32 {
+	if dir == "" {
+		return nil
+	}
+	st.memoMu.RLock()
+	s, ok := st.memo[dir]
+	st.memoMu.RUnlock()
+	if ok {
+		return s
+	}
+	parent := st.dirState(parentOf(dir))
+	s = make([]int32, len(st.flat))
+	for j, fm := range st.flat {
+		s[j] = -1
+		if parent != nil && parent[j] >= 0 {
+			s[j] = parent[j]
+		} else if ok, neg, l := fm.m.MatchSelf(dir, true); ok && !neg {
+			s[j] = int32(l)
+		}
+	}
+	st.memoMu.Lock()
+	if len(st.memo) >= memoLimit {
+		clear(st.memo)
+	}
+	st.memo[dir] = s
+	st.memoMu.Unlock()
+	return s
 }
 
 func sortMatches(ms []match) {
@@ -487,12 +556,14 @@ type cacheKey struct {
 }
 
 // Classify classifies rel under root by rules and, for regular files, by a
-// bounded content scan. It never follows a symbolic link: a link is
-// classified by its name and reported as a link. Results are cached under
-// the file's identity, size and modification time and the rule-set
-// version, so a renamed or rewritten file is never answered from stale
-// data.
-func (e *Engine) Classify(root *os.Root, rel string) (Descriptor, error) {
+// bounded content scan. Every access is anchored beneath root by package
+// jail: it never follows a symbolic link (a link at the end of rel is
+// classified by its name and reported as a link; a link in a parent
+// component is refused with PATH_ESCAPE), never leaves root and never
+// crosses into another mount. Results are cached under the file's
+// identity, size and modification time and the rule-set version, so a
+// renamed or rewritten file is never answered from stale data.
+func (e *Engine) Classify(root *jail.Root, rel string) (Descriptor, error) {
 	rel, err := CleanRel(rel)
 	if err != nil {
 		return Descriptor{}, err
@@ -501,12 +572,10 @@ func (e *Engine) Classify(root *os.Root, rel string) (Descriptor, error) {
 	st := e.state(key, rootOpener(root))
 	fi, err := root.Lstat(rel)
 	if err != nil {
-		code, why := result.Classify(err)
-		return Descriptor{}, result.Wrap(code, why, err)
+		return Descriptor{}, refusal(err)
 	}
-	dev, ino := fileID(fi)
-	ck := cacheKey{root: key, rel: rel, dev: dev, ino: ino, size: fi.Size(), mtime: fi.ModTime().UnixNano(),
-		mode: fi.Mode(), version: st.globalVersion, gen: st.gen}
+	ck := cacheKey{root: key, rel: rel, dev: fi.ID.Dev, ino: fi.ID.Ino, size: fi.Size, mtime: fi.ModTime.UnixNano(),
+		mode: fi.Mode, version: st.globalVersion, gen: st.gen}
 	e.cacheMu.Lock()
 	d, ok := e.cache[ck]
 	e.cacheMu.Unlock()
@@ -519,9 +588,9 @@ func (e *Engine) Classify(root *os.Root, rel string) (Descriptor, error) {
 	)
 	isDir := fi.IsDir()
 	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
+	case fi.IsSymlink():
 		findings = []Finding{{Kind: "header", Label: "symbolic link: not followed, content not scanned"}}
-	case fi.Mode().IsRegular() && e.opts.ScanBytes > 0:
+	case fi.IsRegular() && e.opts.ScanBytes > 0:
 		data, err := e.readHead(root, rel, fi)
 		if err != nil {
 			return Descriptor{}, err
@@ -531,9 +600,9 @@ func (e *Engine) Classify(root *os.Root, rel string) (Descriptor, error) {
 	}
 	d = st.describe(rel, isDir, findings, scanned, binary)
 	if !isDir {
-		d.Metadata.Size = fi.Size()
+		d.Metadata.Size = fi.Size
 	}
-	d.Metadata.LastModified = formatTime(fi.ModTime())
+	d.Metadata.LastModified = formatTime(fi.ModTime)
 	e.cacheMu.Lock()
 	if len(e.cache) >= e.opts.CacheEntries {
 		clear(e.cache)
@@ -544,17 +613,34 @@ func (e *Engine) Classify(root *os.Root, rel string) (Descriptor, error) {
 	return d, nil
 }
 
+// refusal keeps a jail refusal as it is (its code and reason are already
+// written for the model) and classifies anything else.
+func refusal(err error) error {
+	var re *result.Error
+	if errors.As(err, &re) {
+		return err
+	}
+	code, why := result.Classify(err)
+	return result.Wrap(code, why, err)
+}
+
 // readHead reads the first ScanBytes of rel, checking that what it opened
-// is the file it stat'ed.
-func (e *Engine) readHead(root *os.Root, rel string, want fs.FileInfo) ([]byte, error) {
-	f, err := root.OpenFile(rel, scanOpenFlags, 0)
+// is the file it stat'ed. The open is jail's: anchored, no symlink
+// anywhere, no mount crossing, regular files only, never blocking.
+func (e *Engine) readHead(root *jail.Root, rel string, want jail.Info) ([]byte, error) {
+	f, err := root.OpenFile(rel)
 	if err != nil {
-		code, why := result.Classify(err)
-		return nil, result.Wrap(code, why, err)
+		return nil, refusal(err)
 	}
 	defer f.Close()
 	got, err := f.Stat()
-	if err != nil || !got.Mode().IsRegular() || !os.SameFile(got, want) {
+	if err == nil {
+		dev, ino := fileID(got)
+		if !got.Mode().IsRegular() || (dev|ino != 0 && want.ID != (jail.Identity{}) && (jail.Identity{Dev: dev, Ino: ino}) != want.ID) {
+			err = jail.ErrIdentity
+		}
+	}
+	if err != nil {
 		return nil, result.Wrap(result.Stale, "the file changed while it was being classified; ask again", err)
 	}
 	buf := make([]byte, e.opts.ScanBytes)

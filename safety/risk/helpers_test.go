@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/bastion-mcp/bastion/safety/jail"
 )
 
 func newEngine(t testing.TB, opts Options) *Engine {
@@ -27,9 +29,9 @@ func write(t testing.TB, dir, rel, content string) string {
 	return p
 }
 
-func openRoot(t testing.TB, dir string) *os.Root {
+func openRoot(t testing.TB, dir string) *jail.Root {
 	t.Helper()
-	r, err := os.OpenRoot(dir)
+	r, err := jail.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

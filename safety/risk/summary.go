@@ -3,13 +3,13 @@ package risk
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/result"
 )
 
@@ -33,9 +33,14 @@ type Summary struct {
 	HighValue []SummaryItem      `json:"high_value"`
 	Ignorable []SummaryItem      `json:"ignorable"`
 	// Omitted counts items left out of each list by MaxListed.
-	Omitted   map[Importance]int `json:"omitted"`
-	Truncated bool               `json:"truncated"`
-	Packs     []string           `json:"packs"`
+	Omitted map[Importance]int `json:"omitted"`
+	// Skipped counts directories that were not entered: another mount,
+	// a name jail refuses (control characters, invalid UTF-8), no
+	// permission, or gone since it was listed. They count as directories,
+	// their contents not at all.
+	Skipped   int      `json:"skipped"`
+	Truncated bool     `json:"truncated"`
+	Packs     []string `json:"packs"`
 }
 
 // SummaryItem is a file, or an area (a directory whose rule also covers
@@ -67,12 +72,13 @@ type walker struct {
 	truncated bool
 }
 
-// Summarize walks rel under root (never following a symbolic link, never
-// leaving root) and classifies every entry by rules. Files' content is not
+// Summarize walks rel under root (through package jail: never following a
+// symbolic link, never leaving root, never entering another mount) and
+// classifies every entry by rules. Files' content is not
 // read: use Classify on the files that matter. Directories a rule marks
 // (node_modules/, migrations/) are reported as one area with their file
 // count rather than file by file.
-func (e *Engine) Summarize(root *os.Root, rel string, lim SummaryLimits) (*Summary, error) {
+func (e *Engine) Summarize(root *jail.Root, rel string, lim SummaryLimits) (*Summary, error) {
 	rel, err := CleanRel(rel)
 	if err != nil {
 		return nil, err
@@ -84,23 +90,20 @@ func (e *Engine) Summarize(root *os.Root, rel string, lim SummaryLimits) (*Summa
 		lim.MaxListed = 50
 	}
 	st := e.state(rootKey(root), rootOpener(root))
-	dir := root
 	if rel != "." {
 		fi, err := root.Lstat(rel)
 		if err != nil {
-			code, why := result.Classify(err)
-			return nil, result.Wrap(code, why, err)
+			return nil, refusal(err)
 		}
 		if !fi.IsDir() {
 			return nil, result.New(result.InvalidRequest, "the path is not a directory; classify it instead")
 		}
-		dir, err = root.OpenRoot(rel)
-		if err != nil {
-			code, why := result.Classify(err)
-			return nil, result.Wrap(code, why, err)
-		}
-		defer dir.Close()
 	}
+	dir, err := root.OpenDir(rel)
+	if err != nil {
+		return nil, refusal(err)
+	}
+	defer dir.Close()
 	s := &Summary{Path: rel, Counts: map[Importance]int{HighRisk: 0, HighValue: 0, Normal: 0, Ignorable: 0},
 		Omitted: map[Importance]int{}, Packs: append([]string(nil), st.packs...)}
 	w := &walker{flat: st.flat, lim: lim, s: s, loose: map[*Rule]*SummaryItem{}, items: map[Importance][]*SummaryItem{},
@@ -131,7 +134,7 @@ func (e *Engine) Summarize(root *os.Root, rel string, lim SummaryLimits) (*Summa
 	return s, nil
 }
 
-func rootKey(r *os.Root) string { return cleanKey(r.Name()) }
+func rootKey(r *jail.Root) string { return r.Path() }
 
 func (w *walker) winner(state []int32) *match {
 	var best match
@@ -161,28 +164,28 @@ func (w *walker) open(rel string, m *match) {
 	w.items[imp] = append(w.items[imp], it)
 }
 
-func (w *walker) walk(dir *os.Root, prefix string, state []int32) error {
-	f, err := dir.Open(".")
+func (w *walker) walk(dir *jail.Dir, prefix string, state []int32) error {
+	ents, err := dir.ReadDir()
 	if err != nil {
-		code, why := result.Classify(err)
-		return result.Wrap(code, why, err)
+		return refusal(err)
 	}
-	ents, err := readDirTyped(f)
-	f.Close()
-	if err != nil {
-		code, why := result.Classify(err)
-		return result.Wrap(code, why, err)
-	}
-	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name < ents[j].Name })
 	for _, ent := range ents {
 		if w.entries >= w.lim.MaxEntries {
 			w.truncated = true
 			return nil
 		}
 		w.entries++
-		name := ent.Name()
+		name := ent.Name
 		rel := prefix + name
-		isDir := ent.Type()&fs.ModeType == fs.ModeDir
+		typ := ent.Type
+		if typ == fs.ModeIrregular {
+			// The file system did not give the type in the listing.
+			if fi, err := dir.Lstat(name); err == nil {
+				typ = fi.Mode.Type()
+			}
+		}
+		isDir := typ&fs.ModeType == fs.ModeDir
 		child := w.scratch
 		if isDir {
 			child = make([]int32, len(w.flat))
@@ -204,13 +207,17 @@ func (w *walker) walk(dir *os.Root, prefix string, state []int32) error {
 			if win != nil && (depth == 0 || w.areas[depth-1].item.rule != win.rule) {
 				w.open(rel, win)
 			}
-			sub, err := dir.OpenRoot(name)
-			if err == nil {
+			sub, err := dir.OpenDir(name)
+			if err != nil {
+				// Not entered (a mount, a refused name, no permission,
+				// gone): counted, never guessed at.
+				w.s.Skipped++
+			} else {
 				err = w.walk(sub, rel+"/", child)
 				sub.Close()
 			}
 			w.areas = w.areas[:depth]
-			if err != nil {
+			if err != nil && sub != nil {
 				return err
 			}
 			if w.truncated {
