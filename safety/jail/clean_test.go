@@ -176,3 +176,17 @@ func FuzzClean(f *testing.F) {
 		}
 	})
 }
+
+// TestCleanRefusesBidiOverrides: a request path carrying a right-to-left
+// override could be shown to a human as a different path than the one acted
+// on ("evil\u202Egnp.exe" reads as "evilexe.png").
+func TestCleanRefusesBidiOverrides(t *testing.T) {
+	for _, p := range []string{"evil\u202Egnp.exe", "a/\u2066b\u2069", "x\u200Fy", "/r/\u202Ax"} {
+		if _, err := Clean("/r", p); !errors.Is(err, ErrBadName) {
+			t.Errorf("Clean(%q) = %v, want ErrBadName", p, err)
+		}
+	}
+	if rel, err := Clean("/r", "café/naïve"); err != nil || rel != "café/naïve" {
+		t.Errorf("ordinary non-ASCII refused: %q %v", rel, err)
+	}
+}

@@ -127,6 +127,19 @@ func badText(s string) bool {
 	return false
 }
 
+// hasBidi reports bidirectional-override and isolate characters, which let
+// a path read differently from what it is (U+202A..U+202E, U+2066..U+2069,
+// U+200E, U+200F). Requests may not carry them; names found on disk are
+// still handled (as data), so a scan or removal never stalls on one.
+func hasBidi(s string) bool {
+	for _, r := range s {
+		if (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f {
+			return true
+		}
+	}
+	return false
+}
+
 // Clean validates a path from a request and returns it relative to root
 // (an absolute, canonical directory path): "." for the root itself. It
 // accepts a relative path or an absolute path inside root; ".." that leaves
@@ -140,7 +153,7 @@ func Clean(root, p string) (string, error) {
 	if len(p) > MaxPathLen {
 		return "", ErrTooLong
 	}
-	if badText(p) {
+	if badText(p) || hasBidi(p) {
 		return "", ErrBadName
 	}
 	p = filepath.FromSlash(p)
