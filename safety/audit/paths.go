@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bastion-mcp/bastion/safety/config"
 	"github.com/bastion-mcp/bastion/safety/result"
 )
 
@@ -35,7 +36,7 @@ func checkRoots(dir string, roots []string) error {
 	if len(roots) == 0 {
 		return nil
 	}
-	resolved, links, err := resolvePath(dir)
+	resolved, links, err := config.Resolve(dir)
 	if err != nil {
 		return result.Wrap(result.AuditUnavailable,
 			fmt.Sprintf("cannot resolve the audit log directory %s", dir), err)
@@ -56,7 +57,7 @@ func checkRoots(dir string, roots []string) error {
 		if err != nil {
 			return result.Wrap(result.InvalidRequest, fmt.Sprintf("the root %s cannot be made absolute", r), err)
 		}
-		rres, _, err := resolvePath(abs)
+		rres, _, err := config.Resolve(abs)
 		if err != nil {
 			return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot resolve the root %s", r), err)
 		}

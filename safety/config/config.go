@@ -342,17 +342,30 @@ func IsWithin(path, dir string) bool {
 // ELOOP limit).
 const maxLinks = 255
 
-// canonical resolves path component by component, as the kernel does:
-// symlinks are followed (dangling ones too), ".." is applied to the
-// resolved prefix, and the part that does not exist is kept as written.
+// canonical is Resolve's path, ignoring a symlink loop (the partial
+// resolution is still the best answer for a containment check).
 func canonical(path string) string {
+	r, _, _ := Resolve(path)
+	return r
+}
+
+// ErrSymlinkLoop is returned by Resolve when a path needs more than
+// maxLinks symbolic links.
+var ErrSymlinkLoop = errors.New("too many levels of symbolic links")
+
+// Resolve resolves path component by component, as the kernel does:
+// symlinks are followed (dangling ones too), ".." is applied to the
+// resolved prefix, and the part that does not exist is kept as written. It
+// also returns the location of every symlink it followed, so a caller can
+// ask where each of them lives, not only where the path ends. Relative
+// paths are taken against the working directory.
+func Resolve(path string) (resolved string, links []string, err error) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
 	vol := filepath.VolumeName(path)
-	resolved := vol + string(filepath.Separator)
+	resolved = vol + string(filepath.Separator)
 	pending := splitPath(path[len(vol):])
-	links := 0
 	for len(pending) > 0 {
 		c := pending[0]
 		pending = pending[1:]
@@ -365,13 +378,20 @@ func canonical(path string) string {
 		}
 		next := filepath.Join(resolved, c)
 		fi, err := os.Lstat(next)
-		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		if err != nil {
+			return filepath.Join(append([]string{next}, pending...)...), links, nil
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
 			resolved = next
 			continue
 		}
+		if len(links) >= maxLinks {
+			return filepath.Join(append([]string{next}, pending...)...), links, ErrSymlinkLoop
+		}
+		links = append(links, next)
 		target, err := os.Readlink(next)
-		if links++; err != nil || links > maxLinks {
-			return filepath.Join(append([]string{next}, pending...)...)
+		if err != nil {
+			return filepath.Join(append([]string{next}, pending...)...), links, nil
 		}
 		if filepath.IsAbs(target) {
 			v := filepath.VolumeName(target)
@@ -380,7 +400,7 @@ func canonical(path string) string {
 		}
 		pending = append(splitPath(target), pending...)
 	}
-	return resolved
+	return resolved, links, nil
 }
 
 func splitPath(p string) []string {
