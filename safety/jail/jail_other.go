@@ -181,46 +181,6 @@ func (d *Dir) ReadDir() ([]Entry, error) {
 	return out, mapErr(err)
 }
 
-// Usage measures the disk usage (apparent sizes off Linux) beneath d.
-func (d *Dir) Usage(stop func() bool) (Usage, error) {
-	var u Usage
-	ents, err := d.ReadDir()
-	if err != nil {
-		return u, err
-	}
-	for _, e := range ents {
-		info, err := d.Lstat(e.Name)
-		if err != nil {
-			u.Skipped++
-			continue
-		}
-		u.Bytes += info.DiskBytes
-		if info.ModTime.After(u.Newest) {
-			u.Newest = info.ModTime
-		}
-		if !info.IsDir() {
-			u.Files++
-			continue
-		}
-		u.Dirs++
-		if stop != nil && stop() {
-			return u, result.New(result.OperationFailed, "cancelled")
-		}
-		c, err := d.OpenDir(e.Name)
-		if err != nil {
-			u.Skipped++
-			continue
-		}
-		cu, err := c.Usage(stop)
-		c.Close()
-		u.Add(cu)
-		if err != nil {
-			return u, err
-		}
-	}
-	return u, nil
-}
-
 // RemoveContents deletes everything beneath d with os.Root.RemoveAll.
 func (d *Dir) RemoveContents() (Usage, error) {
 	u, _ := d.Usage(nil)
