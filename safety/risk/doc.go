@@ -3,9 +3,14 @@
 //
 // A classification comes from rules (gitignore patterns with a category,
 // RISK, VALUE or IGNORE, a priority, a reason and a suggested action) and,
-// when the file is read, from a bounded content scan (secret shapes,
-// credential-like keys and connection strings in config files, script
-// headers, credential keyword density).
+// when the file is read, from a bounded content scan (secret shapes from
+// the one pattern table Bastion has, safety/redact's, which also redacts
+// command output; credential-like keys and connection strings in config
+// files; script headers; credential keyword density).
+//
+// All file access goes through package jail: on Linux every open is
+// openat2-anchored beneath the root, never follows a symbolic link and
+// never crosses into another mount.
 //
 // Rule sources, in precedence order for ties (later wins a tie):
 //

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/bastion-mcp/bastion/safety/redact"
 )
 
 // Finding is one thing the content scanner noticed. Its Label never holds
@@ -58,22 +60,20 @@ func ScanContent(rel string, data []byte) (findings []Finding, binary bool) {
 	if bytes.HasPrefix(data, []byte("<?php")) {
 		add(Finding{Line: 1, Kind: "header", Label: "PHP code"})
 	}
-	// Secret shapes.
-	for _, p := range SecretPatterns {
-		for _, m := range p.Re.FindAllSubmatchIndex(data, 8) {
-			label := p.Label
-			if p.Name == "url-password" {
-				if placeholderURL(data[m[0]:m[1]]) {
-					continue
-				}
-				label = schemeLabel(string(data[m[2]:m[3]])) + " with a password"
-			}
-			add(Finding{Line: lines.line(m[0]), Kind: "secret", Label: label, Risk: true})
-		}
-	}
-	// Structure probe of config formats.
+	// Structure probe of config formats (first, so a generic
+	// "name = value" secret on a line the probe already judged is not
+	// reported twice).
+	probed := map[int]bool{}
 	for _, f := range probeStructure(rel, data, lines) {
+		probed[f.Line] = true
 		add(f)
+	}
+	// Secret shapes: the redactor's pattern table, one set for both uses.
+	for _, f := range secretFindings(data) {
+		if f.generic && probed[f.Line] {
+			continue
+		}
+		add(f.Finding)
 	}
 	// Keyword density.
 	if k := keywordSummary(data); k != "" {
@@ -149,10 +149,18 @@ var schemes = map[string]string{
 }
 
 func schemeLabel(s string) string {
-	if l, ok := schemes[strings.ToLower(s)]; ok {
-		return l
+	s = strings.ToLower(s)
+	for {
+		if l, ok := schemes[s]; ok {
+			return l
+		}
+		// "url:postgres" (a YAML key glued to the value): try after a colon.
+		i := strings.IndexByte(s, ':')
+		if i < 0 {
+			return "URL"
+		}
+		s = s[i+1:]
 	}
-	return "URL"
 }
 
 // placeholderURL reports connection strings whose password is an obvious
@@ -214,7 +222,7 @@ func probeStructure(rel string, data []byte, lines lineIndex) []Finding {
 	var out []Finding
 	for _, p := range pairs {
 		v := strings.Trim(strings.TrimSpace(p.value), `"'`)
-		if m := SecretPatterns[len(SecretPatterns)-1].Re.FindStringSubmatch(v); m != nil {
+		if hasURLCredentials(v) {
 			// Already reported by the secret scan, with its line.
 			continue
 		}
@@ -233,12 +241,7 @@ func probeStructure(rel string, data []byte, lines lineIndex) []Finding {
 // looksSecret reports a string that itself matches a secret shape, so it
 // is never echoed as a key name.
 func looksSecret(s string) bool {
-	for _, p := range SecretPatterns {
-		if p.Re.MatchString(s) {
-			return true
-		}
-	}
-	return false
+	return len(secrets.Find([]byte(s))) > 0
 }
 
 // linePairs reads unindented "key<sep>value" lines. For YAML, "key: value"
@@ -355,4 +358,85 @@ func keywordSummary(data []byte) string {
 		return ""
 	}
 	return "credential keywords in the first bytes: " + strings.Join(parts, ", ")
+}
+
+// secrets is the one secret pattern table Bastion has: the output
+// redactor's (safety/redact), used here to find secrets in files. A match
+// is reported by the pattern's label and its line, never by its text.
+var secrets = redact.Default
+
+// genericPatterns are the redactor's patterns that judge a value by the
+// name it is assigned to rather than by its shape. Their matches are
+// checked again (placeholders, how random the value looks) before they can
+// raise a file to RISK.
+var genericPatterns = map[string]bool{
+	"secret-assignment": true, "authorization-header": true, "bearer-token": true,
+}
+
+type secretFinding struct {
+	Finding
+	generic bool
+}
+
+// secretFindings runs the shared pattern table over data. Token shapes
+// (AWS, GitHub, Slack, private key blocks, JWTs...) make a file HIGH_RISK;
+// a password in a URL does unless it is a placeholder; a value assigned to
+// a secret-looking name does when it looks like a real secret (not a
+// placeholder, at least 6 bytes, with a digit or 16 bytes long), and is
+// otherwise a reason only.
+func secretFindings(data []byte) []secretFinding {
+	var out []secretFinding
+	for _, m := range secrets.Find(data) {
+		if len(out) >= 64 {
+			break
+		}
+		value := string(data[m.Start:m.End])
+		f := secretFinding{Finding: Finding{Line: m.Line, Kind: "secret", Label: m.Label, Risk: true}}
+		switch {
+		case m.Name == "url-credentials":
+			if isPlaceholder(value) {
+				continue
+			}
+			f.Label = schemeLabel(schemeBefore(data, m.Start)) + " with a password"
+		case genericPatterns[m.Name]:
+			if isPlaceholder(value) {
+				continue
+			}
+			f.generic = true
+			f.Risk = len(value) >= 6 && (strings.ContainsAny(value, "0123456789") || len(value) >= 16)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// schemeBefore returns the URL scheme that ends at the "://" before the
+// password found at off ("postgres", "jdbc:postgresql"), or "".
+func schemeBefore(data []byte, off int) string {
+	lineStart := bytes.LastIndexByte(data[:off], '\n') + 1
+	i := bytes.LastIndex(data[lineStart:off], []byte("://"))
+	if i < 0 {
+		return ""
+	}
+	end := lineStart + i
+	start := end
+	for start > lineStart {
+		c := data[start-1]
+		if c == '+' || c == '.' || c == '-' || c == ':' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+			start--
+			continue
+		}
+		break
+	}
+	return string(data[start:end])
+}
+
+// hasURLCredentials reports whether s holds a URL with a password.
+func hasURLCredentials(s string) bool {
+	for _, m := range secrets.Find([]byte(s)) {
+		if m.Name == "url-credentials" {
+			return true
+		}
+	}
+	return false
 }

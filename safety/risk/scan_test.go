@@ -3,12 +3,15 @@ package risk
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bastion-mcp/bastion/safety/redact"
 )
 
 func TestPostgresPasswordInConfigIsReportedByLineWithoutValue(t *testing.T) {
@@ -72,7 +75,7 @@ func mustScan(t *testing.T, name, content string) []Finding {
 func TestSecretShapesAreFoundAnywhere(t *testing.T) {
 	content := "package main\n// nothing\nconst k = \"AKIA" + "QWERTYUIOPASDFGH\"\n-----BEGIN RSA PRIVATE KEY-----\n"
 	f := mustScan(t, "main.go", content)
-	want := map[string]bool{"line 3: AWS access key ID": false, "line 4: private key block": false}
+	want := map[string]bool{"line 3: AWS access key id": false, "line 4: private key block": false}
 	for _, x := range f {
 		if _, ok := want[x.Reason()]; ok {
 			want[x.Reason()] = true
@@ -253,5 +256,61 @@ func TestSymlinkIsClassifiedByNameAndNotFollowed(t *testing.T) {
 	}
 	if d.Metadata.Importance != Normal || !hasReason(d, "symbolic link: not followed, content not scanned") {
 		t.Errorf("%+v", d.Metadata)
+	}
+}
+
+func TestScannerUsesTheRedactorsPatternTable(t *testing.T) {
+	// Families that only the redactor's table knew before the two lists
+	// were merged: a GitLab deploy token, a Slack app token, a Stripe test
+	// key, an Authorization header.
+	content := "a: gldt-" + strings.Repeat("Q", 24) + "\n" +
+		"b: xapp-1-A0B1C2D3E4F5G6\n" +
+		"c: sk_test_" + strings.Repeat("9", 24) + "\n" +
+		"Authorization: Bearer abcDEF123456ghiJKL\n"
+	want := map[string]bool{}
+	for _, m := range redact.Default.Find([]byte(content)) {
+		want[fmt.Sprintf("line %d: %s", m.Line, m.Label)] = true
+	}
+	if len(want) < 4 {
+		t.Fatalf("redactor found only %v", want)
+	}
+	f, _ := ScanContent("notes.txt", []byte(content))
+	for _, x := range f {
+		delete(want, x.Reason())
+	}
+	if len(want) > 0 {
+		t.Errorf("scanner missed the redactor's findings %v; got %+v", want, f)
+	}
+}
+
+func TestGenericAssignmentOfAWordIsAReasonNotARisk(t *testing.T) {
+	f := mustScan(t, "app.js", "const tokenKey = \"user-session\";\n")
+	for _, x := range f {
+		if x.Risk {
+			t.Errorf("a word assigned to a token-like name raised RISK: %+v", x)
+		}
+	}
+	f = mustScan(t, "settings.py", "SECRET_KEY = 'q8#t1!x9z@4kdd9'\n")
+	risk := false
+	for _, x := range f {
+		risk = risk || x.Risk
+	}
+	if !risk {
+		t.Errorf("a hardcoded secret key in source is not RISK: %+v", f)
+	}
+}
+
+func TestConnectionStringSchemeIsNamedAfterAKeyGluedToIt(t *testing.T) {
+	f := mustScan(t, "notes.txt", "url:postgres://u:Zx9vQ2mmT7@db/x\njdbc:mysql://u:Zx9vQ2mmT7@db/x\n")
+	want := map[string]bool{"line 1: PostgreSQL connection string with a password": false, "line 2: MySQL connection string with a password": false}
+	for _, x := range f {
+		if _, ok := want[x.Reason()]; ok {
+			want[x.Reason()] = true
+		}
+	}
+	for k, ok := range want {
+		if !ok {
+			t.Errorf("missing %q in %+v", k, f)
+		}
 	}
 }

@@ -307,6 +307,9 @@ func (s *Summary) Text() string {
 	if s.Truncated {
 		b.WriteString(" (walk stopped at the entry limit; counts are partial)")
 	}
+	if s.Skipped > 0 {
+		fmt.Fprintf(&b, " (%s directories not entered: other mounts, refused names or no access)", commas(s.Skipped))
+	}
 	fmt.Fprintf(&b, "\nHIGH_RISK %s, HIGH_VALUE %s, NORMAL %s, IGNORABLE %s\n",
 		commas(s.Counts[HighRisk]), commas(s.Counts[HighValue]), commas(s.Counts[Normal]), commas(s.Counts[Ignorable]))
 	section := func(title, word string, items []SummaryItem, omitted int) {
