@@ -1,0 +1,215 @@
+// Command terminald is the Bastion MCP server that runs single commands,
+// without a shell, inside one operator-fixed directory, under a deny-first
+// command policy and kernel confinement.
+//
+// Usage:
+//
+//	terminald --config policy.toml [--http ADDR --http-token-file FILE] [--log-level LEVEL]
+//	terminald audit verify FILE
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bastion-mcp/bastion/safety/audit"
+	"github.com/bastion-mcp/bastion/safety/command"
+	"github.com/bastion-mcp/bastion/safety/config"
+	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/mcpkit"
+	"github.com/bastion-mcp/bastion/safety/redact"
+	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/risk"
+	"github.com/bastion-mcp/bastion/safety/sandbox"
+	"github.com/bastion-mcp/bastion/terminald/internal/terminal"
+)
+
+// version is set at release time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "audit" {
+		if len(args) < 2 || args[1] != "verify" {
+			fmt.Fprintln(stderr, "usage: terminald audit verify FILE")
+			return 2
+		}
+		return audit.RunVerifyCommand(args[2:], stdout, stderr)
+	}
+	fs := flag.NewFlagSet("terminald", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfgPath, logLevel string
+	var showVersion bool
+	var tr mcpkit.Transport
+	fs.StringVar(&cfgPath, "config", "", "policy `FILE` (default $"+config.EnvPolicyFile+")")
+	fs.StringVar(&logLevel, "log-level", "info", "log `LEVEL` on stderr: debug, info, warn, error")
+	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
+	tr.Flags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "terminald %s: runs allowlisted commands without a shell, confined to one jail directory.\n\n", version)
+		fmt.Fprintln(stderr, "usage: terminald --config policy.toml [--http ADDR --http-token-file FILE]")
+		fmt.Fprintln(stderr, "       terminald audit verify FILE")
+		fmt.Fprintf(stderr, "The jail is [terminal] jail_root in the policy, or $%s.\n", config.EnvJailRoot)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if showVersion {
+		fmt.Fprintf(stdout, "terminald %s\n", version)
+		return 0
+	}
+	if fs.NArg() > 0 {
+		return config.Exit(stderr, config.Fatalf("unexpected argument %q", fs.Arg(0)))
+	}
+	logger, err := mcpkit.NewLogger(stderr, logLevel)
+	if err != nil {
+		return config.Exit(stderr, err)
+	}
+	if err := tr.Validate(); err != nil {
+		return config.Exit(stderr, err)
+	}
+	pol, err := config.Load(cfgPath)
+	if err != nil {
+		return config.Exit(stderr, err)
+	}
+	t := pol.Terminal
+	if t.JailRoot == "" {
+		return config.Exit(stderr, config.Fatalf("no jail_root: set [terminal] jail_root in the policy file or $%s; terminald never picks a directory by itself", config.EnvJailRoot))
+	}
+	abs, err := filepath.Abs(t.JailRoot)
+	if err != nil {
+		return config.Exit(stderr, config.Fatalf("jail_root %q cannot be made absolute", t.JailRoot))
+	}
+	root, err := jail.OpenRoot(abs)
+	if err != nil {
+		return config.Exit(stderr, config.Fatalf("jail_root %s: %s", abs, reasonOf(err)))
+	}
+	defer root.Close()
+
+	mode := sandbox.Mode(t.Sandbox.Landlock)
+	if _, err := sandbox.Check(mode); err != nil {
+		return config.Exit(stderr, config.Fatalf("[terminal.sandbox] landlock: %s", reasonOf(err)))
+	}
+	var network bool
+	switch t.Sandbox.Network {
+	case "", "deny":
+	case "allow":
+		network = true
+	default:
+		return config.Exit(stderr, config.Fatalf("[terminal.sandbox] network must be \"deny\" or \"allow\", not %q", t.Sandbox.Network))
+	}
+
+	cp := command.Policy{Allow: t.Allowlist.Commands, Deny: t.Denylist.Commands}
+	for _, r := range t.Rules {
+		cp.Rules = append(cp.Rules, command.Rule{Command: r.Command, DenyArgs: r.DenyArgs, LongOptions: r.LongOptions, Reason: r.Reason})
+	}
+	if err := cp.Validate(); err != nil {
+		return config.Exit(stderr, config.Fatalf("%s", reasonsOf(err)))
+	}
+	if len(cp.Allow) == 0 {
+		return config.Exit(stderr, config.Fatalf("[terminal.allowlist] commands is empty: nothing could run; list the programs terminald may run"))
+	}
+
+	rs, err := redact.CompileWith(pol.Redaction.Patterns, redact.Options{Entropy: pol.Redaction.Entropy})
+	if err != nil {
+		return config.Exit(stderr, config.Fatalf("%s", reasonOf(err)))
+	}
+	var pass []string
+	for _, name := range t.Env.Pass {
+		if name == "" || strings.ContainsAny(name, "=\x00") {
+			return config.Exit(stderr, config.Fatalf("[terminal.env] pass entry %q is not a variable name", name))
+		}
+		switch name {
+		case "PATH", "HOME", "TMPDIR":
+			return config.Exit(stderr, config.Fatalf("[terminal.env] pass must not list %s: terminald sets it", name))
+		}
+		if v, ok := os.LookupEnv(name); ok {
+			pass = append(pass, name+"="+v)
+		}
+	}
+
+	stateDir := t.State.Dir
+	if stateDir == "" {
+		base, err := audit.DefaultDir()
+		if err != nil {
+			return config.Exit(stderr, config.Fatalf("no [terminal.state] dir and %s", reasonOf(err)))
+		}
+		stateDir = filepath.Join(base, "terminald")
+	}
+	if err := config.CheckOutside("[terminal.state] dir", stateDir, []string{root.Path()}); err != nil {
+		return config.Exit(stderr, err)
+	}
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return config.Exit(stderr, config.Fatalf("[terminal.state] dir %s cannot be created: %s", stateDir, reasonOf(err)))
+	}
+
+	logPath, err := pol.AuditPath("terminald", audit.DefaultDir)
+	if err != nil {
+		return config.Exit(stderr, err)
+	}
+	alog, err := audit.Open(audit.Options{Path: logPath, FailMode: pol.AuditFailMode, Server: "terminald",
+		Roots: []string{root.Path()}, Logger: logger})
+	if err != nil {
+		return config.Exit(stderr, config.Fatalf("audit log %s: %s", logPath, reasonOf(err)))
+	}
+	defer alog.Close()
+
+	radar, err := risk.NewEngine(risk.Options{RuleFiles: pol.Radar.RuleFiles, ScanBytes: -1, Logger: logger})
+	if err != nil {
+		return config.Exit(stderr, config.Fatalf("[radar] %s", reasonOf(err)))
+	}
+
+	srv, err := terminal.New(terminal.Options{
+		Root: root, Policy: cp, Path: t.Env.Path, PassEnv: pass, Redact: rs,
+		Timeout: time.Duration(t.Limits.TimeoutSeconds) * time.Second, MaxOutputBytes: t.Limits.MaxOutputBytes,
+		Landlock: mode, Network: network, ReadPaths: t.Sandbox.ReadPaths, StateDir: stateDir,
+		Audit: alog, Radar: radar, Logger: logger, Version: version,
+	})
+	if err != nil {
+		return config.Exit(stderr, config.Fatalf("%s", reasonOf(err)))
+	}
+	_ = alog.Event("start", map[string]any{"version": version, "jail_root": root.Path(), "confinement": srv.Confinement()})
+	logger.Info("terminald ready", "version", version, "jail_root", root.Path(), "confinement", srv.Confinement(),
+		"network", map[bool]string{true: "allow", false: "deny"}[network], "audit", logPath, "state", stateDir,
+		"allowlist", len(cp.Allow), "rules", len(cp.Rules))
+	if strings.HasPrefix(srv.Confinement(), "none") {
+		logger.Warn("commands run WITHOUT kernel confinement", "landlock", string(mode))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := mcpkit.Serve(ctx, srv.MCP(), tr, logger); err != nil {
+		return config.Exit(stderr, err)
+	}
+	return 0
+}
+
+func reasonOf(err error) string {
+	_, reason := result.Classify(err)
+	return reason
+}
+
+// reasonsOf joins the reasons of every error in a joined error.
+func reasonsOf(err error) string {
+	var parts []string
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			parts = append(parts, reasonOf(e))
+		}
+	} else {
+		parts = append(parts, reasonOf(err))
+	}
+	return strings.Join(parts, "; ")
+}
