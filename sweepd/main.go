@@ -4,6 +4,8 @@
 // Usage:
 //
 //	sweepd --root DIR [--root DIR ...] [--config policy.toml] [--http ADDR]
+//	sweepd check [--config policy.toml] [--root DIR ...]
+//	sweepd --print-client-config CLIENT --root DIR [...]
 //	sweepd audit verify FILE
 package main
 
@@ -15,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -34,6 +37,9 @@ type multi []string
 func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
 
+// Get returns every value, so --print-client-config repeats the flag.
+func (m *multi) Get() any { return []string(*m) }
+
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -44,20 +50,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return audit.RunVerifyCommand(args[2:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "check" {
+		return config.RunCheckCommand("sweepd", args[1:], stdout, stderr, audit.DefaultDir, checkRoots)
+	}
 	fs := flag.NewFlagSet("sweepd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var roots multi
 	var cfgPath, logLevel string
 	var showVersion bool
+	var printClient string
 	var tr mcpkit.Transport
 	fs.Var(&roots, "root", "a `DIR` sweepd may scan and reclaim in (repeatable; adds to [sweep] roots)")
 	fs.StringVar(&cfgPath, "config", "", "policy `FILE` (default $"+config.EnvPolicyFile+")")
 	fs.StringVar(&logLevel, "log-level", "info", "log `LEVEL` on stderr: debug, info, warn, error")
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	tr.Flags(fs)
+	mcpkit.PrintClientConfigFlag(fs, &printClient)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "sweepd %s: finds regenerable developer directories and deletes them only by ticket id.\n\n", version)
 		fmt.Fprintln(stderr, "usage: sweepd --root DIR [--root DIR ...] [--config policy.toml] [--http ADDR]")
+		fmt.Fprintln(stderr, "       sweepd check [--config policy.toml] [--root DIR ...]")
+		fmt.Fprintln(stderr, "       sweepd --print-client-config CLIENT --root DIR [...]")
 		fmt.Fprintln(stderr, "       sweepd audit verify FILE")
 		fs.PrintDefaults()
 	}
@@ -70,6 +83,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if showVersion {
 		fmt.Fprintf(stdout, "sweepd %s\n", version)
 		return 0
+	}
+	if printClient != "" {
+		return mcpkit.RunPrintClientConfig("sweepd", printClient, fs, stdout, stderr)
 	}
 	if fs.NArg() > 0 {
 		return config.Exit(stderr, config.Fatalf("unexpected argument %q (roots are given with --root)", fs.Arg(0)))
@@ -119,12 +135,31 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	_ = alog.Event("start", map[string]any{"version": version, "roots": paths})
 	logger.Info("sweepd ready", "version", version, "roots", paths, "audit", logPath, "boundary", jail.Guarantee)
+	if runtime.GOOS != "linux" {
+		logger.Warn("weaker filesystem boundary on this platform: no openat2; see docs/guarantees.md", "os", runtime.GOOS)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := mcpkit.Serve(ctx, srv.MCP(), tr, logger); err != nil {
 		return config.Exit(stderr, err)
 	}
 	return 0
+}
+
+// checkRoots is sweepd's part of "check": open each root the way the
+// server will, so a root the jail refuses fails the check too.
+func checkRoots(pol *config.Policy, e *config.Effective) {
+	for _, s := range e.Settings {
+		if s.Key != "sweep.root" {
+			continue
+		}
+		jr, err := jail.OpenRoot(s.Value)
+		if err != nil {
+			e.Errorf("root %s: %s", s.Value, reasonOf(err))
+			continue
+		}
+		_ = jr.Close()
+	}
 }
 
 func reasonOf(err error) string {

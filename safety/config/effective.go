@@ -1,0 +1,384 @@
+package config
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+)
+
+// Servers are the server names Effective knows.
+var Servers = []string{"sweepd", "terminald", "organizerd", "radar"}
+
+// Setting is one line of the effective configuration.
+type Setting struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Effective is what one server would run with: its settings after the
+// policy file, environment overrides and flags are combined, plus the
+// problems that would stop it (Errors) and the ones an operator should know
+// about (Warnings). It is what "<server> check" prints.
+type Effective struct {
+	Server     string    `json:"server"`
+	PolicyFile string    `json:"policy_file"`
+	Settings   []Setting `json:"settings"`
+	Warnings   []string  `json:"warnings"`
+	Errors     []string  `json:"errors"`
+}
+
+// CheckOptions are inputs to Effective that do not come from the policy.
+type CheckOptions struct {
+	// Roots are extra sweep roots given on the command line (sweepd --root).
+	Roots []string
+	// StateDir returns the default state directory (audit.DefaultDir); nil
+	// means "$XDG_STATE_HOME/bastion, else ~/.local/state/bastion".
+	StateDir func() (string, error)
+}
+
+// Interpreters are allowlist entries that run arbitrary code given as an
+// argument or a file: allowlisting one turns the command policy into
+// "anything the interpreter can do".
+var Interpreters = []string{
+	"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "csh", "tcsh", "busybox", "powershell", "pwsh",
+	"python", "python2", "python3", "perl", "ruby", "node", "deno", "bun", "php", "lua", "tclsh", "R", "julia",
+	"awk", "gawk", "sed", "make", "npm", "npx", "pip", "env", "xargs", "vim", "emacs", "gdb", "docker",
+}
+
+// Effective computes server's effective configuration. It never touches the
+// filesystem beyond lstat of roots and state directories.
+func (p *Policy) Effective(server string, o CheckOptions) *Effective {
+	e := &Effective{Server: server, PolicyFile: p.File, Warnings: []string{}, Errors: []string{}}
+	if e.PolicyFile == "" {
+		e.PolicyFile = "(none)"
+	}
+	set := func(k, format string, a ...any) {
+		e.Settings = append(e.Settings, Setting{k, fmt.Sprintf(format, a...)})
+	}
+	stateDir := o.StateDir
+	if stateDir == nil {
+		stateDir = defaultStateDir
+	}
+	var roots []string
+	switch server {
+	case "sweepd":
+		roots = append(append([]string{}, p.Sweep.Roots...), o.Roots...)
+		if len(roots) == 0 {
+			e.Errorf("no root: pass --root DIR or set [sweep] roots")
+		}
+		for i, r := range roots {
+			if abs, err := filepath.Abs(r); err == nil {
+				roots[i] = abs
+			}
+			set("sweep.root", "%s", roots[i])
+			e.checkRoot("sweep root", roots[i])
+		}
+		set("sweep.ticket_ttl", "%s", p.Sweep.TTL())
+		mf := p.Sweep.MaxFinds
+		if mf == 0 {
+			mf = 500
+		}
+		set("sweep.max_finds", "%d", mf)
+		set("sweep.disable", "%d kind(s) %s", len(p.Sweep.Disable), list(p.Sweep.Disable))
+		set("sandbox", "none needed: sweepd runs no programs")
+	case "terminald":
+		t := p.Terminal
+		if t.JailRoot == "" {
+			e.Errorf("no jail root: set [terminal] jail_root or %s", EnvJailRoot)
+		} else {
+			roots = []string{t.JailRoot}
+			set("terminal.jail_root", "%s", t.JailRoot)
+			e.checkRoot("jail root", t.JailRoot)
+		}
+		set("terminal.allowlist", "%d command(s)", len(t.Allowlist.Commands))
+		set("terminal.denylist", "%d command(s)", len(t.Denylist.Commands))
+		set("terminal.rules", "%d argument rule(s)", len(t.Rules))
+		set("terminal.limits", "timeout %s, output %s", orDefault(t.Limits.TimeoutSeconds, "s"), orDefault(t.Limits.MaxOutputBytes, " bytes"))
+		ll, nw := or(t.Sandbox.Landlock, "required"), or(t.Sandbox.Network, "deny")
+		set("terminal.sandbox", "landlock %s, network %s, %d extra read path(s)", ll, nw, len(t.Sandbox.ReadPaths))
+		set("terminal.env.path", "%s", list(t.Env.Path))
+		if t.State.Dir != "" {
+			set("terminal.state.dir", "%s", t.State.Dir)
+		}
+		if len(t.Allowlist.Commands) == 0 {
+			e.Warnf("the allowlist is empty: every command will be denied")
+		}
+		denied := map[string]bool{}
+		for _, c := range t.Denylist.Commands {
+			denied[c] = true
+		}
+		for _, c := range t.Allowlist.Commands {
+			if isInterpreter(c) && !denied[c] {
+				e.Warnf("allowlisted interpreter %q: it runs whatever program its arguments name, so the command policy no longer bounds what runs", c)
+			}
+		}
+		if nw == "allow" {
+			e.Warnf("network = \"allow\": commands may open network connections (exfiltration, downloads)")
+		}
+		switch ll {
+		case "off":
+			e.Warnf("landlock = \"off\": commands are not kernel-confined to the jail; only the command policy stands between them and your files")
+		case "best-effort":
+			e.Warnf("landlock = \"best-effort\": on a kernel without Landlock commands run unconfined instead of being refused")
+		}
+		if runtime.GOOS != "linux" {
+			e.Warnf("this platform (%s) has no Landlock: terminald cannot kernel-confine commands here", runtime.GOOS)
+		}
+		if t.State.Dir != "" && t.JailRoot != "" && IsWithin(t.State.Dir, t.JailRoot) {
+			e.Errorf("terminal.state.dir %s lies inside the jail root %s", t.State.Dir, t.JailRoot)
+		}
+	case "organizerd":
+		o := p.Organizer
+		if o.WorkspaceRoot == "" {
+			e.Errorf("no workspace root: set [organizer] workspace_root or %s", EnvWorkspaceRoot)
+		} else {
+			roots = []string{o.WorkspaceRoot}
+			set("organizer.workspace_root", "%s", o.WorkspaceRoot)
+			e.checkRoot("workspace root", o.WorkspaceRoot)
+		}
+		keys := make([]string, 0, len(o.Categories))
+		for k := range o.Categories {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		set("organizer.categories", "%d %s", len(keys), list(keys))
+		set("organizer.skip", "%d rule(s)", len(o.Skip))
+		set("organizer.recent_seconds", "%s", orDefault(o.RecentSeconds, "s"))
+		set("sandbox", "none needed: organizerd runs no programs")
+		if o.Journal != "" {
+			set("organizer.journal", "%s", o.Journal)
+			if o.WorkspaceRoot != "" {
+				if err := CheckOutside("journal", o.Journal, []string{o.WorkspaceRoot}); err != nil {
+					e.Errorf("%s", err)
+				}
+			}
+		} else {
+			set("organizer.journal", "(server default)")
+		}
+		for _, s := range o.Skip {
+			if s.Layer != "protection" && s.Layer != "restraint" {
+				e.Errorf("organizer.skip %q: layer must be \"protection\" or \"restraint\", not %q", s.Name, s.Layer)
+			}
+		}
+	case "radar":
+		set("radar.rule_files", "%d %s", len(p.Radar.RuleFiles), list(p.Radar.RuleFiles))
+		set("radar.scan_bytes", "%s", orDefault(p.Radar.ScanBytes, " bytes"))
+		for _, f := range p.Radar.RuleFiles {
+			if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
+				e.Errorf("radar rule file %s is not a readable regular file", f)
+			}
+		}
+	default:
+		e.Errorf("unknown server %q (want one of %s)", server, strings.Join(Servers, ", "))
+		return e
+	}
+	if server != "radar" {
+		set("audit_fail_mode", "%s", or(p.AuditFailMode, "closed"))
+		if p.AuditFailMode == "open" {
+			e.Warnf("audit_fail_mode = \"open\": actions proceed when the audit log cannot be written, so some may go unrecorded")
+		}
+		if ap, err := p.AuditPath(server, stateDir); err != nil {
+			e.Errorf("%s", err)
+		} else {
+			set("audit_log", "%s", ap)
+			if err := CheckOutside("audit log", ap, roots); err != nil {
+				e.Errorf("%s", err)
+			}
+		}
+	}
+	if len(p.Redaction.Patterns) > 0 || p.Redaction.Entropy {
+		set("redaction", "%d extra pattern(s), entropy %v", len(p.Redaction.Patterns), p.Redaction.Entropy)
+	}
+	if runtime.GOOS != "linux" && server != "radar" {
+		e.Warnf("this platform (%s) has no openat2: paths are resolved with the portable os.Root fallback (see docs/guarantees.md)", runtime.GOOS)
+	}
+	return e
+}
+
+// Errorf records a problem that would stop the server from starting.
+func (e *Effective) Errorf(format string, a ...any) {
+	e.Errors = append(e.Errors, fmt.Sprintf(format, a...))
+}
+
+// Warnf records something the operator should know but that does not stop
+// the server.
+func (e *Effective) Warnf(format string, a ...any) {
+	e.Warnings = append(e.Warnings, fmt.Sprintf(format, a...))
+}
+
+// checkRoot adds errors for a root that is missing, not a directory or a
+// symlink, and a warning for a root that is /, a home directory or a parent
+// of one.
+func (e *Effective) checkRoot(what, root string) {
+	fi, err := os.Lstat(root)
+	switch {
+	case err != nil:
+		e.Errorf("%s %s does not exist or cannot be read", what, root)
+	case fi.Mode()&os.ModeSymlink != 0:
+		e.Errorf("%s %s is a symbolic link; name the directory it points to", what, root)
+	case !fi.IsDir():
+		e.Errorf("%s %s is not a directory", what, root)
+	}
+	if w := broadRoot(root); w != "" {
+		e.Warnf("%s %s is %s: everything beneath it is in reach; prefer a project directory such as ~/code", what, root, w)
+	}
+}
+
+// broadRoot says why root is too broad, or "".
+func broadRoot(root string) string {
+	c := filepath.Clean(root)
+	if filepath.Dir(c) == c {
+		return "the filesystem root"
+	}
+	var homes []string
+	if h, err := os.UserHomeDir(); err == nil && h != "" {
+		homes = append(homes, filepath.Clean(h))
+	}
+	for _, h := range homes {
+		if c == h {
+			return "your home directory"
+		}
+		if IsWithin(h, c) {
+			return "a parent of your home directory"
+		}
+	}
+	if c == "/root" {
+		return "root's home directory"
+	}
+	for _, base := range []string{"/home", "/Users"} {
+		if c == base {
+			return "the directory of all home directories"
+		}
+		if filepath.Dir(c) == base {
+			return "a home directory"
+		}
+	}
+	return ""
+}
+
+func isInterpreter(c string) bool {
+	base := strings.ToLower(filepath.Base(c))
+	for _, i := range Interpreters {
+		if base == strings.ToLower(i) || strings.HasPrefix(base, strings.ToLower(i)+".") ||
+			(strings.HasPrefix(base, strings.ToLower(i)) && strings.Trim(base[len(i):], "0123456789.") == "") {
+			return true
+		}
+	}
+	return false
+}
+
+func list(s []string) string {
+	if len(s) == 0 {
+		return "[]"
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func orDefault(n int, unit string) string {
+	if n == 0 {
+		return "(server default)"
+	}
+	return fmt.Sprintf("%d%s", n, unit)
+}
+
+func defaultStateDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "bastion"), nil
+	}
+	h, err := os.UserHomeDir()
+	if err != nil || h == "" {
+		return "", fmt.Errorf("no home directory")
+	}
+	return filepath.Join(h, ".local", "state", "bastion"), nil
+}
+
+// Write prints e for a human: the settings, then warnings, then errors,
+// then one summary line.
+func (e *Effective) Write(w io.Writer) {
+	fmt.Fprintf(w, "%s: policy %s\n", e.Server, e.PolicyFile)
+	width := 0
+	for _, s := range e.Settings {
+		width = max(width, len(s.Key))
+	}
+	for _, s := range e.Settings {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, s.Key, s.Value)
+	}
+	for _, m := range e.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", m)
+	}
+	for _, m := range e.Errors {
+		fmt.Fprintf(w, "error: %s\n", m)
+	}
+	if len(e.Errors) > 0 {
+		fmt.Fprintf(w, "FAIL: %s would not start (%d error(s), %d warning(s))\n", e.Server, len(e.Errors), len(e.Warnings))
+		return
+	}
+	fmt.Fprintf(w, "ok: %s would start with this policy (%d warning(s))\n", e.Server, len(e.Warnings))
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+// RunCheckCommand is the whole "<server> check" subcommand: flags
+// --config FILE (default $BASTION_POLICY_FILE), --root DIR (sweepd only,
+// repeatable) and --strict (warnings fail too). It loads the policy as the
+// server would, prints the effective settings, warnings and errors on
+// stdout and returns 0 (would start), 1 (errors, or warnings under
+// --strict) or 2 (the policy does not load: one "fatal:" line on stderr).
+// extra, when non-nil, adds server-specific checks (e.g. opening roots the
+// way the server will).
+func RunCheckCommand(server string, args []string, stdout, stderr io.Writer, stateDir func() (string, error), extra func(*Policy, *Effective)) int {
+	fs := flag.NewFlagSet(server+" check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg string
+	var roots multiFlag
+	var strict bool
+	fs.StringVar(&cfg, "config", "", "policy `FILE` to check (default $"+EnvPolicyFile+")")
+	if server == "sweepd" {
+		fs.Var(&roots, "root", "an extra `DIR` as given to the server (repeatable)")
+	}
+	fs.BoolVar(&strict, "strict", false, "exit 1 on warnings too")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s check [--config FILE] [--strict]\n\nValidates a policy and prints the settings %s would run with, with warnings.\n", server, server)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return Exit(stderr, Fatalf("check: unexpected argument %q", fs.Arg(0)))
+	}
+	if cfg == "" && os.Getenv(EnvPolicyFile) == "" && len(roots) == 0 {
+		return Exit(stderr, Fatalf("check: no policy: pass --config FILE or set %s", EnvPolicyFile))
+	}
+	p, err := Load(cfg)
+	if err != nil {
+		return Exit(stderr, err)
+	}
+	e := p.Effective(server, CheckOptions{Roots: roots, StateDir: stateDir})
+	if extra != nil && len(e.Errors) == 0 {
+		extra(p, e)
+	}
+	e.Write(stdout)
+	if len(e.Errors) > 0 || (strict && len(e.Warnings) > 0) {
+		return 1
+	}
+	return 0
+}

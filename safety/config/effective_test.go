@@ -1,0 +1,115 @@
+package config
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func state(dir string) func() (string, error) { return func() (string, error) { return dir, nil } }
+
+func has(list []string, sub string) bool {
+	for _, s := range list {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestCheckWarnsAboutHomeDirectoryRoot(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	e := (&Policy{}).Effective("sweepd", CheckOptions{Roots: []string{home}, StateDir: state(t.TempDir())})
+	if !has(e.Warnings, "your home directory") || len(e.Errors) != 0 {
+		t.Fatalf("warnings %q errors %q", e.Warnings, e.Errors)
+	}
+}
+
+func TestCheckWarnsAboutFilesystemRoot(t *testing.T) {
+	e := (&Policy{}).Effective("sweepd", CheckOptions{Roots: []string{"/"}, StateDir: state(t.TempDir())})
+	if !has(e.Warnings, "filesystem root") {
+		t.Fatalf("warnings %q", e.Warnings)
+	}
+}
+
+func TestCheckWarnsAboutAllowlistedInterpreterAndNetwork(t *testing.T) {
+	p := &Policy{}
+	p.Terminal.JailRoot = t.TempDir()
+	p.Terminal.Allowlist.Commands = []string{"ls", "python3.12", "bash"}
+	p.Terminal.Sandbox.Network = "allow"
+	e := p.Effective("terminald", CheckOptions{StateDir: state(t.TempDir())})
+	for _, w := range []string{`"python3.12"`, `"bash"`, "network"} {
+		if !has(e.Warnings, w) {
+			t.Errorf("no warning mentioning %s: %q", w, e.Warnings)
+		}
+	}
+	if has(e.Warnings, `"ls"`) {
+		t.Errorf("ls is not an interpreter: %q", e.Warnings)
+	}
+}
+
+func TestCheckRefusesAuditLogInsideRoot(t *testing.T) {
+	root := t.TempDir()
+	e := (&Policy{}).Effective("sweepd", CheckOptions{Roots: []string{root}, StateDir: state(filepath.Join(root, "state"))})
+	if !has(e.Errors, "lies inside root") {
+		t.Fatalf("errors %q", e.Errors)
+	}
+}
+
+func TestCheckRefusesMissingAndSymlinkedRoots(t *testing.T) {
+	d := t.TempDir()
+	os.Symlink(d, filepath.Join(d, "link"))
+	e := (&Policy{}).Effective("sweepd", CheckOptions{Roots: []string{filepath.Join(d, "nope"), filepath.Join(d, "link")}, StateDir: state(t.TempDir())})
+	if !has(e.Errors, "does not exist") || !has(e.Errors, "symbolic link") {
+		t.Fatalf("errors %q", e.Errors)
+	}
+}
+
+func TestCheckWithoutRootIsAnError(t *testing.T) {
+	for _, srv := range []string{"sweepd", "terminald", "organizerd"} {
+		e := (&Policy{}).Effective(srv, CheckOptions{StateDir: state(t.TempDir())})
+		if len(e.Errors) == 0 {
+			t.Errorf("%s: no error without a root", srv)
+		}
+	}
+}
+
+func TestCheckCommandPrintsSettingsAndExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "code")
+	os.Mkdir(root, 0o755)
+	pol := filepath.Join(dir, "p.toml")
+	os.WriteFile(pol, []byte("audit_log = \"state/audit.jsonl\"\n[sweep]\nroots = [\"code\"]\n"), 0o644)
+	var out, errw bytes.Buffer
+	if code := RunCheckCommand("sweepd", []string{"--config", pol}, &out, &errw, nil, nil); code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errw.String())
+	}
+	for _, want := range []string{"sweep.root", root, filepath.Join(dir, "state", "audit.sweepd.jsonl"), "ok: sweepd would start"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	os.WriteFile(pol, []byte("[sweep]\nrootz = 1\n"), 0o644)
+	out.Reset()
+	errw.Reset()
+	if code := RunCheckCommand("sweepd", []string{"--config", pol}, &out, &errw, nil, nil); code != 2 || !strings.Contains(errw.String(), "rootz") {
+		t.Fatalf("bad policy: exit %d, stderr %q", code, errw.String())
+	}
+	out.Reset()
+	if code := RunCheckCommand("organizerd", []string{"--config", pol + ".missing"}, &out, &errw, nil, nil); code != 2 {
+		t.Fatalf("missing policy: exit %d", code)
+	}
+}
+
+func TestCheckStrictFailsOnWarnings(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	var out, errw bytes.Buffer
+	if code := RunCheckCommand("sweepd", []string{"--root", home, "--strict"}, &out, &errw, nil, nil); code != 1 {
+		t.Fatalf("exit %d: %s", code, out.String())
+	}
+}
