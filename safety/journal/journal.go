@@ -1,0 +1,427 @@
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/result"
+)
+
+// Move is one planned move: Src and Dst are cleaned paths relative to the
+// workspace root; State is what the object at Src was when it was checked.
+type Move struct {
+	Src   string         `json:"src"`
+	Dst   string         `json:"dst"`
+	State jail.FileState `json:"state"`
+}
+
+// Action is one undoable unit: an applied plan, or one move.
+type Action struct {
+	ID     uint64    `json:"id"`
+	Tool   string    `json:"tool"`
+	Label  string    `json:"label,omitempty"`
+	Time   time.Time `json:"time"`
+	Moves  []Move    `json:"moves"`
+	Mkdirs []string  `json:"mkdirs,omitempty"` // directories the action created, outermost first
+}
+
+// Failure is one file an action could not move, or one reason it was refused.
+type Failure struct {
+	Src    string      `json:"src"`
+	Dst    string      `json:"dst"`
+	Code   result.Code `json:"code"`
+	Reason string      `json:"reason"`
+}
+
+// Outcome reports what an action did.
+type Outcome struct {
+	// Action holds the moves that happened (nil when the action was refused).
+	Action *Action
+	// Failed lists refusals (nothing moved) or, after a start, the moves
+	// that could not be made.
+	Failed []Failure
+}
+
+// Recovered describes one interrupted action found at Open.
+type Recovered struct {
+	ID        uint64 `json:"id"`
+	Op        string `json:"op"`
+	Tool      string `json:"tool"`
+	Completed int    `json:"completed"` // moves that are now done
+	Dropped   int    `json:"dropped"`   // moves that could not be completed (file gone, or destination taken)
+}
+
+// Options tune a Journal.
+type Options struct {
+	// BatchMoves is how many completed moves are recorded per fsync (default 512).
+	BatchMoves int
+	// BatchInterval bounds how long a completed move may wait for its record's fsync (default 100ms).
+	BatchInterval time.Duration
+	// MaxUndo is how many actions the undo stack keeps (default 50).
+	MaxUndo int
+	// Logger receives recovery and compaction notes; nil discards them.
+	Logger *slog.Logger
+}
+
+// Errors of the journal.
+var (
+	ErrNothingToUndo = result.New(result.NotFound, "there is nothing to undo")
+	ErrNothingToRedo = result.New(result.NotFound, "there is nothing to redo (new work clears the redo stack)")
+	ErrRefused       = result.New(result.Stale, "something changed since it was checked, so nothing was moved; see the per-file reasons")
+	ErrBusy          = result.New(result.PolicyDenied, "another organizerd is using this journal")
+	ErrCorrupt       = result.New(result.OperationFailed, "the journal is damaged in the middle (not just a torn last line); move it aside to start fresh, the files themselves are untouched")
+	ErrWrite         = result.New(result.OperationFailed, "the journal could not be written and synced, so nothing was moved")
+)
+
+const (
+	opDo   = "do"
+	opUndo = "undo"
+	opRedo = "redo"
+)
+
+type record struct {
+	T      string    `json:"t"`
+	ID     uint64    `json:"id,omitempty"`
+	Op     string    `json:"op,omitempty"`
+	Of     uint64    `json:"of,omitempty"`
+	Tool   string    `json:"tool,omitempty"`
+	Label  string    `json:"label,omitempty"`
+	Time   time.Time `json:"time,omitzero"`
+	Moves  []Move    `json:"moves,omitempty"`
+	Mkdirs []string  `json:"mkdirs,omitempty"`
+	I      []int     `json:"i,omitempty"`
+	All    bool      `json:"all,omitempty"`
+	Keep   []int     `json:"keep,omitempty"`
+	// state snapshot
+	Next uint64    `json:"next,omitempty"`
+	Undo []*Action `json:"undo,omitempty"`
+	Redo []*Action `json:"redo,omitempty"`
+}
+
+// Journal is an open journal bound to one workspace root. Its methods are
+// safe for concurrent use; actions run one at a time.
+type Journal struct {
+	mu     sync.Mutex
+	path   string
+	f      *os.File
+	w      *bufio.Writer
+	size   int64
+	unlock func()
+	root   *jail.Root
+	o      Options
+	log    *slog.Logger
+
+	next    uint64
+	undo    []*Action
+	redo    []*Action
+	pending map[uint64]*record
+}
+
+// Open opens (creating if needed) the journal at path for root, replays it,
+// recovers an interrupted action by identity, and compacts the file to the
+// current stacks.
+func Open(path string, root *jail.Root, o Options) (*Journal, []Recovered, error) {
+	if o.BatchMoves <= 0 {
+		o.BatchMoves = 512
+	}
+	if o.BatchInterval <= 0 {
+		o.BatchInterval = 100 * time.Millisecond
+	}
+	if o.MaxUndo <= 0 {
+		o.MaxUndo = 50
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, nil, result.Wrap(result.OperationFailed, "the journal's directory cannot be created", err)
+	}
+	unlock, err := lockFile(path + ".lock")
+	if err != nil {
+		return nil, nil, err
+	}
+	j := &Journal{path: path, root: root, o: o, log: log, next: 1, pending: map[uint64]*record{}, unlock: unlock}
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		unlock()
+		return nil, nil, result.New(result.PolicyDenied, "the journal path is not a regular file (symlinks are never followed)")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		unlock()
+		return nil, nil, result.Wrap(result.OperationFailed, "the journal cannot be read", err)
+	}
+	if err := j.replay(data); err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	// Start writing on a compacted copy, then recover the interrupted action
+	// (its begin record is carried over so that a crash during recovery
+	// recovers again).
+	var rec []Recovered
+	interrupted := make([]*record, 0, len(j.pending))
+	for _, p := range j.pending {
+		interrupted = append(interrupted, p)
+	}
+	sort.Slice(interrupted, func(a, b int) bool { return interrupted[a].ID < interrupted[b].ID })
+	if err := j.compact(interrupted); err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	for _, p := range interrupted {
+		r, err := j.recover(p)
+		if err != nil {
+			j.Close()
+			return nil, nil, err
+		}
+		log.Warn("journal: recovered an interrupted action", "id", r.ID, "op", r.Op, "completed", r.Completed, "dropped", r.Dropped)
+		rec = append(rec, r)
+	}
+	return j, rec, nil
+}
+
+// replay rebuilds the stacks from the journal's records.
+func (j *Journal) replay(data []byte) error {
+	lines := bytes.Split(data, []byte("\n"))
+	for n, line := range lines {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var r record
+		if err := json.Unmarshal(line, &r); err != nil {
+			if n == len(lines)-1 || (n == len(lines)-2 && len(lines[len(lines)-1]) == 0) {
+				// A torn last line: the crash came mid-write. If it was a
+				// begin, no move had started; anything else is re-derived
+				// from the filesystem.
+				j.log.Warn("journal: discarded a torn last line")
+				break
+			}
+			return ErrCorrupt
+		}
+		if err := j.apply(&r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply updates the in-memory state with one record.
+func (j *Journal) apply(r *record) error {
+	switch r.T {
+	case "state":
+		j.next, j.undo, j.redo = r.Next, r.Undo, r.Redo
+		j.pending = map[uint64]*record{}
+	case "begin":
+		j.pending[r.ID] = r
+		if r.ID >= j.next {
+			j.next = r.ID + 1
+		}
+	case "done":
+		// Informative only: recovery reads the filesystem.
+	case "commit":
+		p := j.pending[r.ID]
+		if p == nil {
+			return ErrCorrupt
+		}
+		delete(j.pending, r.ID)
+		j.commitState(p, r.All, r.Keep)
+	default:
+		return ErrCorrupt
+	}
+	return nil
+}
+
+func split(moves []Move, all bool, keep []int) (kept, rest []Move) {
+	if all {
+		return moves, nil
+	}
+	in := map[int]bool{}
+	for _, i := range keep {
+		in[i] = true
+	}
+	for i, m := range moves {
+		if in[i] {
+			kept = append(kept, m)
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	return kept, rest
+}
+
+func reverse(moves []Move) []Move {
+	out := make([]Move, len(moves))
+	for i, m := range moves {
+		out[i] = Move{Src: m.Dst, Dst: m.Src, State: m.State}
+	}
+	return out
+}
+
+// commitState moves a committed action onto the right stack. An undo or
+// redo that completed only partly splits its action: the part that moved
+// goes to the other stack, the rest stays.
+func (j *Journal) commitState(p *record, all bool, keep []int) {
+	switch p.Op {
+	case opDo:
+		kept, _ := split(p.Moves, all, keep)
+		if len(kept) > 0 {
+			j.undo = append(j.undo, &Action{ID: p.ID, Tool: p.Tool, Label: p.Label, Time: p.Time, Moves: kept, Mkdirs: p.Mkdirs})
+			if len(j.undo) > j.o.MaxUndo && j.o.MaxUndo > 0 {
+				j.undo = j.undo[len(j.undo)-j.o.MaxUndo:]
+			}
+		}
+		j.redo = nil
+	case opUndo, opRedo:
+		from, to := &j.undo, &j.redo
+		if p.Op == opRedo {
+			from, to = &j.redo, &j.undo
+		}
+		var a *Action
+		for i := len(*from) - 1; i >= 0; i-- {
+			if (*from)[i].ID == p.Of {
+				a = (*from)[i]
+				*from = append((*from)[:i:i], (*from)[i+1:]...)
+				break
+			}
+		}
+		if a == nil {
+			return
+		}
+		// p.Moves are a's moves in the same order, reversed for undo.
+		kept, rest := split(a.Moves, all, keep)
+		if len(rest) > 0 {
+			*from = append(*from, &Action{ID: a.ID, Tool: a.Tool, Label: a.Label, Time: a.Time, Moves: rest, Mkdirs: a.Mkdirs})
+		}
+		if len(kept) > 0 {
+			*to = append(*to, &Action{ID: a.ID, Tool: a.Tool, Label: a.Label, Time: a.Time, Moves: kept, Mkdirs: a.Mkdirs})
+		}
+	}
+}
+
+// compact rewrites the journal as one state record plus the begin records
+// of actions still to recover, atomically (temp file, fsync, rename, fsync
+// of the directory), and opens it for appending.
+func (j *Journal) compact(keep []*record) error {
+	dir := filepath.Dir(j.path)
+	tmp, err := os.CreateTemp(dir, ".organizerd-journal-*")
+	if err != nil {
+		return result.Wrap(ErrWrite.Code, "the journal's directory is not writable", err)
+	}
+	bw := bufio.NewWriterSize(tmp, 1<<16)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	err = enc.Encode(&record{T: "state", Next: j.next, Undo: j.undo, Redo: j.redo})
+	for _, p := range keep {
+		if err == nil {
+			err = enc.Encode(p)
+		}
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), j.path)
+	}
+	if err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+	}
+	tmp.Close()
+	syncDir(dir)
+	f, err := os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+	}
+	if j.f != nil {
+		j.f.Close()
+	}
+	st, _ := f.Stat()
+	j.f, j.w = f, bufio.NewWriterSize(f, 1<<16)
+	if st != nil {
+		j.size = st.Size()
+	}
+	return nil
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+// write appends records; with sync, flushes and fsyncs.
+func (j *Journal) write(sync bool, rs ...*record) error {
+	for _, r := range rs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+		}
+		b = append(b, '\n')
+		if _, err := j.w.Write(b); err != nil {
+			return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+		}
+		j.size += int64(len(b))
+	}
+	if sync {
+		if err := j.w.Flush(); err != nil {
+			return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+		}
+		if err := j.f.Sync(); err != nil {
+			return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+		}
+	}
+	return nil
+}
+
+// Close releases the journal.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var err error
+	if j.f != nil {
+		_ = j.w.Flush()
+		err = j.f.Close()
+		j.f = nil
+	}
+	if j.unlock != nil {
+		j.unlock()
+		j.unlock = nil
+	}
+	return err
+}
+
+// Peek returns copies of the actions on top of the undo and redo stacks (nil when empty).
+func (j *Journal) Peek() (undo, redo *Action) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if n := len(j.undo); n > 0 {
+		a := *j.undo[n-1]
+		undo = &a
+	}
+	if n := len(j.redo); n > 0 {
+		a := *j.redo[n-1]
+		redo = &a
+	}
+	return undo, redo
+}
+
+// Depth returns the sizes of the undo and redo stacks.
+func (j *Journal) Depth() (undo, redo int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.undo), len(j.redo)
+}
