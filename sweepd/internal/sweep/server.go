@@ -19,6 +19,7 @@ import (
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/risk"
 )
 
 // Options configure a Server.
@@ -30,6 +31,9 @@ type Options struct {
 	Audit     *audit.Log
 	Logger    *slog.Logger
 	Version   string
+	// Radar answers the file-context resource. When nil, New builds an
+	// engine with the built-in rule packs only.
+	Radar *risk.Engine
 }
 
 // Server holds sweepd's state: the fixed roots, the ticket store and the audit log.
@@ -42,6 +46,7 @@ type Server struct {
 	maxFinds int
 	log      *slog.Logger
 	version  string
+	radar    *risk.Engine
 }
 
 type ticket struct {
@@ -76,6 +81,13 @@ func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Radar == nil {
+		eng, err := risk.NewEngine(risk.Options{Logger: o.Logger})
+		if err != nil {
+			return nil, err
+		}
+		o.Radar = eng
+	}
 	var enabled []Target
 	for _, t := range Catalog {
 		if !disabled[t.Kind] {
@@ -84,7 +96,7 @@ func New(o Options) (*Server, error) {
 	}
 	return &Server{roots: o.Roots, ix: newIndex(Catalog, disabled), targets: enabled,
 		tickets: ids.NewStore[ticket]("f", o.TicketTTL, 200000), audit: o.Audit,
-		maxFinds: o.MaxFinds, log: o.Logger, version: o.Version}, nil
+		maxFinds: o.MaxFinds, log: o.Logger, version: o.Version, radar: o.Radar}, nil
 }
 
 // Instructions is sent to clients at initialize.
@@ -92,10 +104,12 @@ const Instructions = "sweepd finds regenerable developer directories (node_modul
 	"inside the roots the operator fixed, and deletes them only by the ids a scan returned. " +
 	"Call scan, show the user the finds, then reclaim(ids) for a dry run, and reclaim(ids, confirm: \"delete\") only when the user agreed."
 
-// MCP builds the MCP server with exactly three tools.
+// MCP builds the MCP server with exactly three tools and the risk radar's
+// file-context://{+path} resource template over the roots.
 func (s *Server) MCP() *server.MCPServer {
 	m := mcpkit.NewServer("sweepd", s.version, Instructions)
 	m.AddTools(s.Tools()...)
+	mcpkit.RegisterFileContext(m, s.roots, s.radar, s.log)
 	return m
 }
 
