@@ -76,6 +76,10 @@ printf 'DATABASE_URL=postgres://demo:demo@localhost/demo\nAWS_SECRET_ACCESS_KEY=
 # Old enough that "recently modified" protections do not apply to the demo files.
 find "$i" -maxdepth 1 -type f -exec touch -d '2 days ago' {} +
 
+# The same fake secret beside code, for the radar's file-context reads on
+# every server's root.
+cp "$i/.env" "$c/webapp/.env"; cp "$i/.env" "$t/.env"
+
 # --- state/ and policy.toml ------------------------------------------------
 mkdir -p "$D/state/terminal"
 {
