@@ -3,6 +3,7 @@ package journal
 import (
 	"errors"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/bastion-mcp/bastion/safety/jail"
@@ -90,6 +91,10 @@ func (j *Journal) check(moves []Move, reverting bool) ([]Failure, []string) {
 			continue
 		case !m.State.Matches(info):
 			fail(m, jail.ErrChanged, m.Src+" changed since it was checked (different file, size or modification time)")
+			continue
+		}
+		if m.State.Dir && strings.HasPrefix(m.Dst+"/", m.Src+"/") {
+			fail(m, jail.ErrOccupied, "a folder cannot be moved into itself")
 			continue
 		}
 		if dsts[m.Dst] {

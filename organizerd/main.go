@@ -1,0 +1,154 @@
+// Command organizerd is the Bastion MCP server that tidies one workspace
+// folder into category folders: it plans before it acts, never overwrites,
+// never deletes, and journals every move so that a crash at any instant loses
+// nothing and can be undone.
+//
+// Usage:
+//
+//	organizerd [--config policy.toml] [--http ADDR]
+//	organizerd audit verify FILE
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/bastion-mcp/bastion/organizerd/internal/organizer"
+	"github.com/bastion-mcp/bastion/safety/audit"
+	"github.com/bastion-mcp/bastion/safety/config"
+	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/journal"
+	"github.com/bastion-mcp/bastion/safety/mcpkit"
+	"github.com/bastion-mcp/bastion/safety/organize"
+	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/risk"
+)
+
+// version is set at release time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "audit" {
+		if len(args) < 2 || args[1] != "verify" {
+			fmt.Fprintln(stderr, "usage: organizerd audit verify FILE")
+			return 2
+		}
+		return audit.RunVerifyCommand(args[2:], stdout, stderr)
+	}
+	fs := flag.NewFlagSet("organizerd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfgPath, logLevel string
+	var showVersion bool
+	var tr mcpkit.Transport
+	fs.StringVar(&cfgPath, "config", "", "policy `FILE` (default $"+config.EnvPolicyFile+"); [organizer] workspace_root or $"+config.EnvWorkspaceRoot+" is required")
+	fs.StringVar(&logLevel, "log-level", "info", "log `LEVEL` on stderr: debug, info, warn, error")
+	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
+	tr.Flags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "organizerd %s: plans and applies file organizing in one workspace, never overwriting, with a crash-safe undo journal.\n\n", version)
+		fmt.Fprintln(stderr, "usage: organizerd [--config policy.toml] [--http ADDR]")
+		fmt.Fprintln(stderr, "       organizerd audit verify FILE")
+		fmt.Fprintln(stderr, "environment: "+config.EnvWorkspaceRoot+" (workspace), "+config.EnvJournal+" (journal file)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if showVersion {
+		fmt.Fprintf(stdout, "organizerd %s\n", version)
+		return 0
+	}
+	if fs.NArg() > 0 {
+		return config.Exit(stderr, config.Fatalf("unexpected argument %q", fs.Arg(0)))
+	}
+	logger, err := mcpkit.NewLogger(stderr, logLevel)
+	if err != nil {
+		return config.Exit(stderr, err)
+	}
+	if err := tr.Validate(); err != nil {
+		return config.Exit(stderr, err)
+	}
+	pol, err := config.Load(cfgPath)
+	if err != nil {
+		return config.Exit(stderr, err)
+	}
+	o := pol.Organizer
+	if o.WorkspaceRoot == "" {
+		return config.Exit(stderr, config.Fatalf("no workspace: set [organizer] workspace_root in the policy file or $%s; organizerd never picks a folder by itself", config.EnvWorkspaceRoot))
+	}
+	ws, err := filepath.Abs(o.WorkspaceRoot)
+	if err != nil {
+		return config.Exit(stderr, config.Fatalf("workspace %q: cannot make it absolute", o.WorkspaceRoot))
+	}
+	root, err := jail.OpenRoot(ws)
+	if err != nil {
+		return config.Exit(stderr, config.Fatalf("workspace %s: %s", ws, reasonOf(err)))
+	}
+	defer root.Close()
+	rules, err := organize.New(o)
+	if err != nil {
+		return config.Exit(stderr, err)
+	}
+	jpath := o.Journal
+	if jpath == "" {
+		dir, err := audit.DefaultDir()
+		if err != nil {
+			return config.Exit(stderr, config.Fatalf("no journal: set [organizer] journal or $%s (%s)", config.EnvJournal, reasonOf(err)))
+		}
+		jpath = filepath.Join(dir, "organizerd.journal")
+	}
+	if jpath, err = filepath.Abs(jpath); err != nil {
+		return config.Exit(stderr, config.Fatalf("journal %q: cannot make it absolute", o.Journal))
+	}
+	if err := config.CheckOutside("journal", jpath, []string{root.Path()}); err != nil {
+		return config.Exit(stderr, err)
+	}
+	logPath, err := pol.AuditPath("organizerd", audit.DefaultDir)
+	if err != nil {
+		return config.Exit(stderr, err)
+	}
+	alog, err := audit.Open(audit.Options{Path: logPath, FailMode: pol.AuditFailMode, Server: "organizerd", Roots: []string{root.Path()}, Logger: logger})
+	if err != nil {
+		return config.Exit(stderr, config.Fatalf("audit log %s: %s", logPath, reasonOf(err)))
+	}
+	defer alog.Close()
+	engine, err := risk.NewEngine(risk.Options{RuleFiles: pol.Radar.RuleFiles, ScanBytes: -1, Logger: logger})
+	if err != nil {
+		return config.Exit(stderr, config.Fatalf("risk radar: %s", reasonOf(err)))
+	}
+	j, recovered, err := journal.Open(jpath, root, journal.Options{Logger: logger})
+	if err != nil {
+		return config.Exit(stderr, config.Fatalf("journal %s: %s", jpath, reasonOf(err)))
+	}
+	defer j.Close()
+	for _, r := range recovered {
+		_ = alog.Event("recovered", map[string]any{"action_id": r.ID, "op": r.Op, "tool": r.Tool, "completed": r.Completed, "dropped": r.Dropped})
+	}
+	srv := organizer.New(organizer.Options{Root: root, Rules: rules, Journal: j, Audit: alog, Logger: logger, Version: version,
+		Radar: &organize.Radar{Engine: engine, Root: root.Path()}})
+	_ = alog.Event("start", map[string]any{"version": version, "workspace": root.Path(), "journal": jpath})
+	logger.Info("organizerd ready", "version", version, "workspace", root.Path(), "journal", jpath, "audit", logPath,
+		"boundary", jail.Guarantee, "moves", jail.MoveGuarantee)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := mcpkit.Serve(ctx, srv.MCP(), tr, logger); err != nil {
+		return config.Exit(stderr, err)
+	}
+	return 0
+}
+
+func reasonOf(err error) string {
+	_, reason := result.Classify(err)
+	return reason
+}
