@@ -181,6 +181,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return config.Exit(stderr, config.Fatalf("%s", reasonOf(err)))
 	}
+	defer srv.Close() // before alog.Close (deferred earlier, so it runs later)
 	_ = alog.Event("start", map[string]any{"version": version, "jail_root": root.Path(), "confinement": srv.Confinement()})
 	logger.Info("terminald ready", "version", version, "jail_root", root.Path(), "confinement", srv.Confinement(),
 		"network", map[bool]string{true: "allow", false: "deny"}[network], "audit", logPath, "state", stateDir,

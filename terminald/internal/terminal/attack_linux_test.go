@@ -379,13 +379,23 @@ func TestNetworkIsDeniedToAllowedProgram(t *testing.T) {
 	}
 }
 
-func TestRunsLeaveNoPrivateHomeBehind(t *testing.T) {
+func TestRunCannotLeaveFilesInHomeForTheNextRun(t *testing.T) {
 	e := newEnv(t)
-	r := e.run(t, "touch "+filepath.Join("..", "x"))
-	_ = r
-	e.run(t, "ls")
+	e.run(t, "pwd")
 	runs, _ := os.ReadDir(filepath.Join(e.state, "terminald", "runs"))
+	if len(runs) != 1 {
+		t.Fatalf("want one pooled private directory, got %v", runs)
+	}
+	home := filepath.Join(e.state, "terminald", "runs", runs[0].Name(), "home")
+	if r := e.run(t, "touch "+filepath.Join(home, ".planted")); r.exit() != 0 {
+		t.Fatalf("a run cannot write its own HOME: %s", r.text)
+	}
+	if r := e.run(t, "ls -a "+home); r.exit() != 0 || strings.Contains(r.str("stdout"), ".planted") {
+		t.Fatalf("the next run sees what the last one left in HOME: %s", r.text)
+	}
+	e.srv.Close()
+	runs, _ = os.ReadDir(filepath.Join(e.state, "terminald", "runs"))
 	if len(runs) != 0 {
-		t.Fatalf("runs left state behind: %v", runs)
+		t.Fatalf("Close left private directories behind: %v", runs)
 	}
 }

@@ -124,6 +124,7 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 		t.Fatalf("New: %v", err)
 	}
 	e.srv = srv
+	t.Cleanup(srv.Close)
 	c, err := client.NewInProcessClient(srv.MCP())
 	if err != nil {
 		t.Fatal(err)

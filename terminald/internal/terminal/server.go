@@ -14,7 +14,6 @@ package terminal
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -85,6 +84,80 @@ type Server struct {
 	pathEnv     string
 	confinement string
 	runsDir     string
+	// spare is the pool of clean private HOME/TMPDIR pairs.
+	spare chan runDirs
+}
+
+// runDirs is one run's private directory with its HOME and TMPDIR.
+type runDirs struct{ dir, home, tmp string }
+
+func (s *Server) makeRunDirs() (runDirs, error) {
+	d := filepath.Join(s.runsDir, ids.New("r"))
+	rd := runDirs{d, filepath.Join(d, "home"), filepath.Join(d, "tmp")}
+	for _, p := range []string{rd.dir, rd.home, rd.tmp} {
+		if err := os.Mkdir(p, 0o700); err != nil {
+			_ = os.RemoveAll(d)
+			return runDirs{}, result.Wrap(result.InternalError, "the private HOME and TMPDIR for the command could not be created", err)
+		}
+	}
+	return rd, nil
+}
+
+// takeRunDirs returns a clean pair from the pool, or a new one.
+func (s *Server) takeRunDirs() (runDirs, error) {
+	select {
+	case rd := <-s.spare:
+		return rd, nil
+	default:
+		return s.makeRunDirs()
+	}
+}
+
+// emptyDir reports whether dir exists as a directory with no entries.
+func emptyDir(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	return err != nil && len(names) == 0
+}
+
+// recycle returns a used pair to the pool once it is empty again: whatever
+// a run left in its HOME or TMPDIR is removed, so nothing reaches the next
+// run. Pairs are reused rather than made per run because creating and
+// removing directories adds to every journal commit, which the audit
+// log's fsync waits for.
+func (s *Server) recycle(rd runDirs) {
+	if rd.dir == "" {
+		return
+	}
+	for _, d := range []string{rd.home, rd.tmp} {
+		if !emptyDir(d) {
+			if os.RemoveAll(d) != nil || os.Mkdir(d, 0o700) != nil {
+				_ = os.RemoveAll(rd.dir)
+				return
+			}
+		}
+	}
+	select {
+	case s.spare <- rd:
+	default:
+		_ = os.RemoveAll(rd.dir)
+	}
+}
+
+// Close removes the pooled private directories.
+func (s *Server) Close() {
+	for {
+		select {
+		case rd := <-s.spare:
+			_ = os.RemoveAll(rd.dir)
+		default:
+			return
+		}
+	}
 }
 
 // New checks the options and describes the confinement in force. It
@@ -132,7 +205,7 @@ func New(o Options) (*Server, error) {
 		conf += " (network allowed)"
 	}
 	s := &Server{o: o, pathEnv: strings.Join(o.Path, string(os.PathListSeparator)), confinement: conf,
-		runsDir: filepath.Join(o.StateDir, "runs")}
+		runsDir: filepath.Join(o.StateDir, "runs"), spare: make(chan runDirs, 16)}
 	if err := os.MkdirAll(s.runsDir, 0o700); err != nil {
 		return nil, result.Wrap(result.InternalError, "the state directory's runs/ cannot be created", err)
 	}
@@ -267,24 +340,22 @@ func (s *Server) runCommand(ctx context.Context, _ mcp.CallToolRequest, a runArg
 		return result.Fail(action, err, nil, start)
 	}
 
-	// A fresh private HOME and TMPDIR for this run, outside the jail,
-	// removed afterwards: nothing one run leaves there reaches the next.
-	runDir := filepath.Join(s.runsDir, ids.New("r"))
-	home, tmp := filepath.Join(runDir, "home"), filepath.Join(runDir, "tmp")
+	// A private HOME and TMPDIR for this run, outside the jail, used by no
+	// concurrent run and emptied before reuse: nothing one run leaves there
+	// reaches the next.
 	var outc sandbox.Outcome
 	stdout := s.o.Redact.NewCappedWriter(s.o.MaxOutputBytes)
 	stderr := s.o.Redact.NewCappedWriter(s.o.MaxOutputBytes)
-	if err = errors.Join(os.MkdirAll(home, 0o700), os.MkdirAll(tmp, 0o700)); err != nil {
-		err = result.Wrap(result.InternalError, "the private HOME and TMPDIR for the command could not be created", err)
-	} else {
+	rd, err := s.takeRunDirs()
+	if err == nil {
 		outc, err = sandbox.Run(ctx, sandbox.Spec{
-			Path: exe, Argv: d.Argv, Dir: dir, JailRoot: s.o.Root.Path(), TempDir: tmp, HomeDir: home,
+			Path: exe, Argv: d.Argv, Dir: dir, JailRoot: s.o.Root.Path(), TempDir: rd.tmp, HomeDir: rd.home,
 			ReadPaths: s.o.ReadPaths, Env: sandbox.MergeEnv(sandbox.ProgramEnv(d.Name), s.o.PassEnv),
 			PathEnv: s.pathEnv, Network: s.o.Network, Landlock: s.o.Landlock, Timeout: s.o.Timeout,
 			Stdout: stdout, Stderr: stderr,
 		})
 	}
-	_ = os.RemoveAll(runDir)
+	s.recycle(rd)
 	stdout.Close()
 	stderr.Close()
 	ran := outc.Duration > 0 // zero only when the child never started
