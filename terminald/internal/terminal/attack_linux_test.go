@@ -181,7 +181,7 @@ func TestAllowedProgramCannotWriteOutsideJail(t *testing.T) {
 		"mkdir " + filepath.Join(outside, "made"),
 		"cp src.txt " + filepath.Join(outside, "copied"),
 		"mv src.txt " + filepath.Join(outside, "moved"),
-		"touch /tmp/bastion-outside-" + filepath.Base(outside),
+		"touch " + filepath.Join(os.TempDir(), "bastion-outside-"+filepath.Base(outside)), // the global temp dir
 	} {
 		r := e.run(t, line)
 		if r.Code != "OK" || r.exit() == 0 {
@@ -189,7 +189,7 @@ func TestAllowedProgramCannotWriteOutsideJail(t *testing.T) {
 		}
 	}
 	ents, _ := os.ReadDir(outside)
-	if len(ents) != 0 || exists("/tmp/bastion-outside-"+filepath.Base(outside)) {
+	if len(ents) != 0 || exists(filepath.Join(os.TempDir(), "bastion-outside-"+filepath.Base(outside))) {
 		t.Fatalf("files appeared outside the jail: %v", ents)
 	}
 	if !exists(filepath.Join(e.jail, "src.txt")) {
