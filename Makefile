@@ -3,12 +3,14 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 GO       ?= go
-MODULES  := safety sweepd
-SERVERS  := sweepd
+# A server takes part once its directory has a main.go.
+SERVERS  := $(foreach s,sweepd terminald organizerd,$(if $(wildcard $(s)/main.go),$(s)))
+MODULES  := safety $(SERVERS) scripts/democlient
 BIN      := $(CURDIR)/bin
 PKGS     := $(addprefix ./,$(addsuffix /...,$(MODULES)))
+NODE_OK  := $(shell test -x scripts/clients/node_modules/.bin/node && scripts/clients/node_modules/.bin/node -e 'process.exit(+process.versions.node.split(".")[0] < 22)' 2>/dev/null && echo yes)
 
-.PHONY: all build test fmt-check vet unit integration bench cross clean
+.PHONY: all build test fmt-check vet unit integration install-proof policy-docs policy-check demo clients clients-setup clients-if-node bench cross clean
 
 all: build
 
@@ -18,7 +20,7 @@ build:
 	@echo "built: $(addprefix bin/,$(SERVERS))"
 
 ## test: everything CI runs. No test may SKIP on Linux.
-test: fmt-check vet unit integration
+test: fmt-check vet policy-check unit integration demo install-proof cross clients-if-node
 
 fmt-check:
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -34,18 +36,51 @@ unit:
 
 ## integration: the built binaries, driven as a user and an MCP client would.
 integration: build
-	BASTION_BIN=$(BIN) $(GO) test -count=1 -run 'Binary' ./sweepd/
+	@for s in $(SERVERS); do BASTION_BIN=$(BIN) $(GO) test -count=1 -run 'Binary' ./$$s/; done
 	bash scripts/integration.sh $(BIN)
+
+## install-proof: GOWORK=off go install of each server from a file:// proxy built from this tree.
+install-proof:
+	bash scripts/install-proof.sh $(SERVERS)
+
+## policy-docs: regenerate policies/policy.schema.json and docs/policy.md from safety/config.
+policy-docs:
+	$(GO) run ./scripts/democlient/cmd/policygen -src safety/config -schema policies/policy.schema.json -doc docs/policy.md
+
+policy-check:
+	@t=$$(mktemp -d); trap 'rm -rf "$$t"' EXIT; \
+	$(GO) run ./scripts/democlient/cmd/policygen -src safety/config -schema $$t/policy.schema.json -doc $$t/policy.md; \
+	if ! diff -u policies/policy.schema.json $$t/policy.schema.json || ! diff -u docs/policy.md $$t/policy.md; then \
+	  echo "policies/policy.schema.json or docs/policy.md is stale: run make policy-docs"; exit 1; fi
+
+## demo: build, seed a sandbox in a temporary directory, drive each server through a scripted session.
+demo: build
+	@d=$$(bash scripts/make_demo_sandbox.sh); trap 'rm -rf "$$d"' EXIT; \
+	echo "sandbox: $$d"; \
+	$(GO) run ./scripts/democlient -bin $(BIN) -sandbox "$$d"
+
+## clients: real third-party clients (TS SDK, conformance suite, Inspector CLI); needs `make clients-setup`.
+clients-setup:
+	cd scripts/clients && npm ci --no-audit --no-fund
+
+clients: build
+	bash scripts/clients/run.sh $(BIN)
+
+clients-if-node:
+	@if [ "$(NODE_OK)" = yes ]; then $(MAKE) --no-print-directory clients; \
+	elif [ -n "$${CI:-}" ]; then echo "clients: Node 22 missing under CI (run make clients-setup)"; exit 1; \
+	else echo "clients: SKIPPED (no Node 22; run make clients-setup to enable)"; fi
 
 ## bench: speed goals as ratios against baselines measured in the same run.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./sweepd/internal/sweep/
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./safety/audit/ ./safety/redact/ 2>/dev/null || true
 
+## cross: the servers build for macOS and Windows (portable fallbacks; see docs/guarantees.md).
 cross:
 	@for os_arch in darwin/amd64 darwin/arm64 windows/amd64; do \
 	  for s in $(SERVERS); do \
-	    GOOS=$${os_arch%/*} GOARCH=$${os_arch#*/} $(GO) build -o /dev/null ./$$s && echo "ok $$s $$os_arch"; \
+	    GOOS=$${os_arch%/*} GOARCH=$${os_arch#*/} $(GO) build -o /dev/null ./$$s && echo "cross: ok $$s $$os_arch"; \
 	  done; \
 	done
 

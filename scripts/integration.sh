@@ -30,3 +30,29 @@ if out=$("$BIN/sweepd" --config "$tmp/bad.toml" 2>&1 </dev/null); then fail "unk
 if out=$(XDG_STATE_HOME="$tmp/real/state" "$BIN/sweepd" --root "$tmp/real" 2>&1 </dev/null); then fail "audit log inside root accepted"; fi
 [[ $out == fatal:* ]] || fail "audit-in-root message: $out"
 echo "integration: policies ok"
+
+BIN=$(cd "$BIN" && pwd)
+# stdout belongs to the protocol in stdio mode: a session's stdout holds only
+# JSON-RPC messages, and the startup log goes to stderr.
+mkdir -p "$tmp/code"
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"integration","version":"0"}}}'
+list='{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+printf '%s\n%s\n' "$init" "$list" | XDG_STATE_HOME="$tmp/state" "$BIN/sweepd" --root "$tmp/code" --log-level debug >"$tmp/out" 2>"$tmp/err" || fail "sweepd stdio session exited non-zero: $(cat "$tmp/err")"
+[ -s "$tmp/err" ] || fail "sweepd logged nothing on stderr at --log-level debug"
+while IFS= read -r line; do
+  [[ $line == '{"jsonrpc":"2.0"'* || $line == '{'*'"jsonrpc":"2.0"'* ]] || fail "sweepd wrote a non-JSON-RPC line to stdout: $line"
+done < "$tmp/out"
+grep -q '"id":2' "$tmp/out" || fail "no tools/list answer on stdout"
+grep -q 'sweepd ready' "$tmp/out" && fail "the startup log reached stdout"
+
+# --print-client-config prints only the snippet on stdout, with absolute paths.
+(cd "$tmp" && "$BIN/sweepd" --print-client-config claude-desktop --root code >"$tmp/cfg" 2>/dev/null) || fail "--print-client-config claude-desktop"
+grep -q "\"$tmp/code\"" "$tmp/cfg" || fail "client config lacks the absolute root: $(cat "$tmp/cfg")"
+"$BIN/sweepd" --print-client-config claude-code --root "$tmp/code" 2>/dev/null | grep -q '^claude mcp add sweepd -- ' || fail "claude-code snippet"
+if "$BIN/sweepd" --print-client-config emacs --root "$tmp/code" >/dev/null 2>&1; then fail "unknown client accepted"; fi
+
+# check: effective settings and warnings, non-zero on errors.
+XDG_STATE_HOME="$tmp/state" "$BIN/sweepd" check --root "$tmp/code" | grep -q '^ok: sweepd would start' || fail "sweepd check on a good root"
+if XDG_STATE_HOME="$tmp/state" "$BIN/sweepd" check --root "$tmp/nope" >"$tmp/chk" 2>&1; then fail "check passed a missing root"; fi
+grep -q '^error: sweep root .* does not exist' "$tmp/chk" || fail "check message: $(cat "$tmp/chk")"
+echo "integration: stdio, client config, check ok"
