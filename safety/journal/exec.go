@@ -77,8 +77,27 @@ func (j *Journal) check(moves []Move, reverting bool) ([]Failure, []string) {
 	missing := map[string]bool{}
 	parents := map[string]error{}
 	dsts := map[string]bool{}
+	dirs := map[string]*jail.Dir{}
+	defer func() {
+		for _, d := range dirs {
+			d.Close()
+		}
+	}()
+	// lstat through cached, anchored parent directory fds.
+	lstat := func(rel string) (jail.Info, error) {
+		parent, base := jail.Split(rel)
+		d, ok := dirs[parent]
+		if !ok {
+			var err error
+			if d, err = j.root.OpenDir(parent); err != nil {
+				return jail.Info{}, err
+			}
+			dirs[parent] = d
+		}
+		return d.Lstat(base)
+	}
 	for _, m := range moves {
-		info, err := j.root.Lstat(m.Src)
+		info, err := lstat(m.Src)
 		switch {
 		case err != nil && result.CodeOf(err) == result.NotFound:
 			fail(m, jail.ErrStaleGone, "it is no longer at "+m.Src+" (moved, renamed or deleted since)")
@@ -102,7 +121,7 @@ func (j *Journal) check(moves []Move, reverting bool) ([]Failure, []string) {
 			continue
 		}
 		dsts[m.Dst] = true
-		if _, err := j.root.Lstat(m.Dst); err == nil {
+		if _, err := lstat(m.Dst); err == nil {
 			why := m.Dst + " is now occupied; nothing is ever overwritten"
 			if reverting {
 				why = "the original location " + m.Dst + " is now occupied; nothing is ever overwritten"

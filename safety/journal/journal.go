@@ -62,9 +62,9 @@ type Recovered struct {
 
 // Options tune a Journal.
 type Options struct {
-	// BatchMoves is how many completed moves are recorded per fsync (default 512).
+	// BatchMoves is how many completed moves are recorded per fsync (default 4096).
 	BatchMoves int
-	// BatchInterval bounds how long a completed move may wait for its record's fsync (default 100ms).
+	// BatchInterval bounds how long a completed move may wait for its record's fsync (default 250ms).
 	BatchInterval time.Duration
 	// MaxUndo is how many actions the undo stack keeps (default 50).
 	MaxUndo int
@@ -131,10 +131,10 @@ type Journal struct {
 // current stacks.
 func Open(path string, root *jail.Root, o Options) (*Journal, []Recovered, error) {
 	if o.BatchMoves <= 0 {
-		o.BatchMoves = 512
+		o.BatchMoves = 4096
 	}
 	if o.BatchInterval <= 0 {
-		o.BatchInterval = 100 * time.Millisecond
+		o.BatchInterval = 250 * time.Millisecond
 	}
 	if o.MaxUndo <= 0 {
 		o.MaxUndo = 50
