@@ -1,0 +1,73 @@
+package organize
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bastion-mcp/bastion/safety/config"
+	"github.com/bastion-mcp/bastion/safety/result"
+)
+
+func TestProtectionSetIsTheFilteredRuleSet(t *testing.T) {
+	r, err := New(config.Organizer{Skip: []config.SkipRule{{Name: "no-keys", Layer: "protection", When: []string{"ext:.pem"}, Reason: "keys stay"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, x := range r.All() {
+		if x.Layer == Protection {
+			want = append(want, x.Name)
+		}
+	}
+	var got []string
+	for _, x := range r.protection {
+		got = append(got, x.Name)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") || !strings.Contains(strings.Join(got, ","), "no-keys") {
+		t.Fatalf("protection %v, filtered %v", got, want)
+	}
+	if s := r.Protect(Facts{Name: "a.pem", Kind: File}); s == nil || s.Code != result.PolicyDenied {
+		t.Fatalf("policy protection rule not applied: %+v", s)
+	}
+}
+
+func TestPolicyCannotWeakenProtectionOrOmitLayer(t *testing.T) {
+	for _, bad := range []config.SkipRule{
+		{Name: "x", When: []string{"dir"}, Reason: "r"},
+		{Name: "symlink", Layer: "restraint", When: []string{}, Reason: "r"},
+		{Name: "x", Layer: "sometimes", When: []string{"dir"}, Reason: "r"},
+		{Name: "x", Layer: "restraint", When: []string{"size>1"}, Reason: "r"},
+		{Name: "x", Layer: "restraint", When: []string{"dir"}},
+	} {
+		if _, err := New(config.Organizer{Skip: []config.SkipRule{bad}}); err == nil {
+			t.Errorf("accepted %+v", bad)
+		}
+	}
+}
+
+func TestRestraintIsPlannerOnlyAndNeedsExplicitRequest(t *testing.T) {
+	r, _ := New(config.Organizer{})
+	for _, f := range []Facts{{Name: "setup.exe", Kind: File}, {Name: ".bashrc", Kind: File}, {Name: "x.pdf", Kind: File, ModTime: time.Now(), Category: "Documents"}} {
+		if s := r.Plan(f); s == nil || s.Code != result.NeedsExplicitRequest || s.Layer != Restraint {
+			t.Errorf("%s: plan %+v", f.Name, s)
+		}
+		if s := r.Protect(f); s != nil {
+			t.Errorf("%s: protection refused %+v", f.Name, s)
+		}
+	}
+	if s := r.Protect(Facts{Name: "l.pdf", Kind: Symlink}); s == nil || s.Rule != "symlink" {
+		t.Fatalf("symlink: %+v", s)
+	}
+}
+
+func TestRestraintRuleCanBeDisabledByPolicy(t *testing.T) {
+	r, err := New(config.Organizer{Skip: []config.SkipRule{{Name: "installer", Layer: "restraint", When: []string{}, Reason: "off"}},
+		Categories: map[string][]string{"Installers": {".exe"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.Plan(Facts{Name: "setup.exe", Kind: File, Category: r.Category("setup.exe")}); s != nil {
+		t.Fatalf("%+v", s)
+	}
+}
