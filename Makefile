@@ -8,7 +8,7 @@ SERVERS  := $(foreach s,sweepd terminald organizerd,$(if $(wildcard $(s)/main.go
 MODULES  := safety $(SERVERS) scripts/democlient
 BIN      := $(CURDIR)/bin
 PKGS     := $(addprefix ./,$(addsuffix /...,$(MODULES)))
-NODE_OK  := $(shell test -x scripts/clients/node_modules/.bin/node && scripts/clients/node_modules/.bin/node -e 'process.exit(+process.versions.node.split(".")[0] < 22)' 2>/dev/null && echo yes)
+NODE_OK  := $(shell test -x scripts/clients/node_modules/.bin/node && scripts/clients/node_modules/.bin/node -e 'process.exit(parseInt(process.versions.node) < 22 ? 1 : 0)' 2>/dev/null && echo yes)
 
 .PHONY: all build test fmt-check vet unit integration install-proof policy-docs policy-check demo clients clients-setup clients-if-node bench cross clean
 

@@ -345,6 +345,7 @@ func terminalDemo(s *session, _ string) {
 	}
 	s.call("an unquoted ; is refused", "run_command", map[string]any{"command": "echo a; rm -rf /"}, "POLICY_DENIED")
 	s.call("argument injection via git -c", "run_command", map[string]any{"command": "git -c alias.x=!sh x"}, "POLICY_DENIED")
+	s.call("git -c before a real subcommand", "run_command", map[string]any{"command": "git -c core.pager=sh log"}, "POLICY_DENIED")
 	s.call("explain before running", "explain_command", map[string]any{"command": "cat .env"}, "OK")
 }
 
