@@ -123,7 +123,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return config.Exit(stderr, config.Fatalf("audit log %s: %s", logPath, reasonOf(err)))
 	}
 	defer alog.Close()
-	engine, err := risk.NewEngine(risk.Options{RuleFiles: pol.Radar.RuleFiles, ScanBytes: -1, Logger: logger})
+	engine, err := risk.NewEngine(risk.Options{RuleFiles: pol.Radar.RuleFiles, ScanBytes: pol.Radar.ScanBytes, Logger: logger})
 	if err != nil {
 		return config.Exit(stderr, config.Fatalf("risk radar: %s", reasonOf(err)))
 	}

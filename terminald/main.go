@@ -167,7 +167,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer alog.Close()
 
-	radar, err := risk.NewEngine(risk.Options{RuleFiles: pol.Radar.RuleFiles, ScanBytes: -1, Logger: logger})
+	radar, err := risk.NewEngine(risk.Options{RuleFiles: pol.Radar.RuleFiles, ScanBytes: pol.Radar.ScanBytes, Logger: logger})
 	if err != nil {
 		return config.Exit(stderr, config.Fatalf("[radar] %s", reasonOf(err)))
 	}

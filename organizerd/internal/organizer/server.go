@@ -70,10 +70,17 @@ const Instructions = "organizerd tidies one workspace folder by moving files int
 	"Skips with NEEDS_EXPLICIT_REQUEST are safe but left alone on purpose: move them with move_file only when the user names them. " +
 	"undo_last_action reverts the latest move or applied plan."
 
-// MCP builds the MCP server with exactly six tools.
+// MCP builds the MCP server: the six organizer tools, plus the risk
+// radar's get_context_summary tool and file-context:// resource when a
+// radar engine is configured.
 func (s *Server) MCP() *server.MCPServer {
 	m := mcpkit.NewServer("organizerd", s.o.Version, Instructions)
 	m.AddTools(s.Tools()...)
+	if s.o.Radar != nil && s.o.Radar.Engine != nil {
+		roots := []*jail.Root{s.o.Root}
+		m.AddTools(mcpkit.ContextSummaryTool(roots, s.o.Radar.Engine, s.log))
+		mcpkit.RegisterFileContext(m, roots, s.o.Radar.Engine, s.log)
+	}
 	return m
 }
 

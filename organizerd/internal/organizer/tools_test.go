@@ -54,10 +54,10 @@ func TestEveryToolDeclaresAllFourAnnotationsAndNoneDeletes(t *testing.T) {
 		} `json:"tools"`
 	}
 	json.Unmarshal(toolsListJSON(t, e.srv), &v)
-	if len(v.Tools) != 6 {
-		t.Fatalf("%d tools, want 6", len(v.Tools))
+	if len(v.Tools) != 7 {
+		t.Fatalf("%d tools, want 7 (six organizer tools and the radar's get_context_summary)", len(v.Tools))
 	}
-	readOnly := map[string]bool{"list_files": true, "plan_organize": true}
+	readOnly := map[string]bool{"list_files": true, "plan_organize": true, "get_context_summary": true}
 	for _, tl := range v.Tools {
 		for _, k := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
 			if _, ok := tl.Annotations[k].(bool); !ok {

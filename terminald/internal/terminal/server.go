@@ -225,6 +225,9 @@ const Instructions = "terminald runs single commands without a shell inside one 
 func (s *Server) MCP() *server.MCPServer {
 	m := mcpkit.NewServer("terminald", s.o.Version, Instructions)
 	m.AddTools(s.Tools()...)
+	if eng, ok := s.o.Radar.(*risk.Engine); ok && eng != nil {
+		mcpkit.RegisterFileContext(m, []*jail.Root{s.o.Root}, eng, s.o.Logger)
+	}
 	return m
 }
 
