@@ -60,8 +60,13 @@ demo: build
 	$(GO) run ./scripts/democlient -bin $(BIN) -sandbox "$$d"
 
 ## clients: real third-party clients (TS SDK, conformance suite, Inspector CLI); needs `make clients-setup`.
+# npm ci refuses this lockfile (vite lists an optional dependency that is not
+# on the registry), so install from the lockfile and prove it did not move.
 clients-setup:
-	cd scripts/clients && npm ci --no-audit --no-fund
+	@cd scripts/clients && cp package-lock.json .package-lock.pinned && \
+	npm install --no-save --no-audit --no-fund && \
+	if ! cmp -s package-lock.json .package-lock.pinned; then mv .package-lock.pinned package-lock.json; echo "clients-setup: npm changed the lockfile; pins are stale"; exit 1; fi; \
+	rm -f .package-lock.pinned
 
 clients: build
 	bash scripts/clients/run.sh $(BIN)

