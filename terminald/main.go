@@ -38,6 +38,9 @@ var version = "0.1.0-dev"
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "check" {
+		return config.RunCheckCommand("terminald", args[1:], stdout, stderr, audit.DefaultDir, nil)
+	}
 	if len(args) > 0 && args[0] == "audit" {
 		if len(args) < 2 || args[1] != "verify" {
 			fmt.Fprintln(stderr, "usage: terminald audit verify FILE")
@@ -54,6 +57,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&logLevel, "log-level", "info", "log `LEVEL` on stderr: debug, info, warn, error")
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	tr.Flags(fs)
+	var printClient string
+	mcpkit.PrintClientConfigFlag(fs, &printClient)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "terminald %s: runs allowlisted commands without a shell, confined to one jail directory.\n\n", version)
 		fmt.Fprintln(stderr, "usage: terminald --config policy.toml [--http ADDR --http-token-file FILE]")
@@ -70,6 +75,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if showVersion {
 		fmt.Fprintf(stdout, "terminald %s\n", version)
 		return 0
+	}
+	if printClient != "" {
+		return mcpkit.RunPrintClientConfig("terminald", printClient, fs, stdout, stderr)
 	}
 	if fs.NArg() > 0 {
 		return config.Exit(stderr, config.Fatalf("unexpected argument %q", fs.Arg(0)))
