@@ -22,12 +22,13 @@ import (
 // env is one organizerd with a real workspace, journal and audit log, and an
 // in-process MCP client.
 type env struct {
-	t       *testing.T
-	ws      string
-	outside string
-	srv     *Server
-	c       *client.Client
-	j       *journal.Journal
+	auditDir string
+	t        *testing.T
+	ws       string
+	outside  string
+	srv      *Server
+	c        *client.Client
+	j        *journal.Journal
 }
 
 func newEnv(t *testing.T, o config.Organizer) *env {
@@ -44,7 +45,8 @@ func newEnv(t *testing.T, o config.Organizer) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	alog, err := audit.Open(audit.Options{Path: filepath.Join(state, "audit.jsonl"), Server: "organizerd", Roots: []string{ws}})
+	auditDir := t.TempDir()
+	alog, err := audit.Open(audit.Options{Path: filepath.Join(auditDir, "audit.jsonl"), Server: "organizerd", Roots: []string{ws}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func newEnv(t *testing.T, o config.Organizer) *env {
 	if _, err := c.Initialize(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, ws: ws, outside: outside, srv: srv, c: c, j: j}
+	return &env{t: t, ws: ws, outside: outside, srv: srv, c: c, j: j, auditDir: auditDir}
 }
 
 var old = time.Now().Add(-time.Hour)
