@@ -150,6 +150,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"boundary", jail.Guarantee, "moves", jail.MoveGuarantee)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		if err := engine.Watch(ctx); err != nil {
+			logger.Warn("risk rule files will not hot-reload", "err", err)
+		}
+	}()
 	if err := mcpkit.Serve(ctx, srv.MCP(), tr, logger); err != nil {
 		return config.Exit(stderr, err)
 	}

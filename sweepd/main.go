@@ -26,6 +26,7 @@ import (
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/risk"
 	"github.com/bastion-mcp/bastion/sweepd/internal/sweep"
 )
 
@@ -128,7 +129,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return config.Exit(stderr, config.Fatalf("audit log %s: %s", logPath, reasonOf(err)))
 	}
 	defer alog.Close()
-	srv, err := sweep.New(sweep.Options{Roots: opened, Disable: pol.Sweep.Disable, TicketTTL: pol.Sweep.TTL(),
+	radar, err := risk.NewEngine(risk.Options{RuleFiles: pol.Radar.RuleFiles, ScanBytes: pol.Radar.ScanBytes, Logger: logger})
+	if err != nil {
+		return config.Exit(stderr, config.Fatalf("[radar]: %s", reasonOf(err)))
+	}
+	srv, err := sweep.New(sweep.Options{Radar: radar, Roots: opened, Disable: pol.Sweep.Disable, TicketTTL: pol.Sweep.TTL(),
 		MaxFinds: pol.Sweep.MaxFinds, Audit: alog, Logger: logger, Version: version})
 	if err != nil {
 		return config.Exit(stderr, config.Fatalf("%v", err))
@@ -140,6 +145,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		if err := radar.Watch(ctx); err != nil {
+			logger.Warn("risk rule files will not hot-reload", "err", err)
+		}
+	}()
 	if err := mcpkit.Serve(ctx, srv.MCP(), tr, logger); err != nil {
 		return config.Exit(stderr, err)
 	}

@@ -199,6 +199,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		if err := radar.Watch(ctx); err != nil {
+			logger.Warn("risk rule files will not hot-reload", "err", err)
+		}
+	}()
 	if err := mcpkit.Serve(ctx, srv.MCP(), tr, logger); err != nil {
 		return config.Exit(stderr, err)
 	}
