@@ -75,40 +75,67 @@ type Sweep struct {
 
 // Terminal is terminald's section.
 type Terminal struct {
-	JailRoot  string           `toml:"jail_root" json:"jail_root"`
-	Limits    TerminalLimits   `toml:"limits" json:"limits"`
-	Sandbox   TerminalSandbox  `toml:"sandbox" json:"sandbox"`
-	Allowlist CommandList      `toml:"allowlist" json:"allowlist"`
-	Denylist  CommandList      `toml:"denylist" json:"denylist"`
-	Rules     []TerminalRule   `toml:"rules" json:"rules"`
-	Env       TerminalEnv      `toml:"env" json:"env"`
-	State     TerminalStateDir `toml:"state" json:"state"`
+	// JailRoot is the only tree commands may write (and their working
+	// directories must lie in); required, no default.
+	JailRoot string `toml:"jail_root" json:"jail_root"`
+	// Limits bound each command.
+	Limits TerminalLimits `toml:"limits" json:"limits"`
+	// Sandbox configures kernel confinement.
+	Sandbox TerminalSandbox `toml:"sandbox" json:"sandbox"`
+	// Allowlist names the only commands that may run; anything else is denied.
+	Allowlist CommandList `toml:"allowlist" json:"allowlist"`
+	// Denylist names commands that never run, even if allowlisted (deny wins).
+	Denylist CommandList `toml:"denylist" json:"denylist"`
+	// Rules deny argument combinations of allowlisted commands.
+	Rules []TerminalRule `toml:"rules" json:"rules"`
+	// Env configures the child environment (exactly PATH, HOME, LANG, TMPDIR plus Pass).
+	Env TerminalEnv `toml:"env" json:"env"`
+	// State is where terminald keeps each run's private HOME and TMPDIR.
+	State TerminalStateDir `toml:"state" json:"state"`
 }
 
 // TerminalLimits bounds each command.
 type TerminalLimits struct {
+	// TimeoutSeconds kills the command's whole process group after this
+	// many seconds (1..3600, default 30).
 	TimeoutSeconds int `toml:"timeout_seconds" json:"timeout_seconds"`
+	// MaxOutputBytes caps stdout and stderr each, after redaction
+	// (1..16 MiB, default 65536); output past the cap is drained, not kept.
 	MaxOutputBytes int `toml:"max_output_bytes" json:"max_output_bytes"`
 }
 
 // TerminalSandbox configures kernel confinement.
 type TerminalSandbox struct {
-	Landlock  string   `toml:"landlock" json:"landlock"` // required | best-effort | off
-	Network   string   `toml:"network" json:"network"`   // deny | allow
+	// Landlock is "required" (default: refuse to start without it),
+	// "best-effort" (run unconfined where unavailable, and say so) or "off".
+	Landlock string `toml:"landlock" json:"landlock"`
+	// Network is "deny" (default: TCP bind and connect refused) or "allow".
+	Network string `toml:"network" json:"network"`
+	// ReadPaths replaces the read-only (and executable) trees a command may
+	// use besides the jail; empty means the sandbox's default system set
+	// (/usr, /bin, /lib..., a few /etc files).
 	ReadPaths []string `toml:"read_paths" json:"read_paths"`
 }
 
 // CommandList is a list of command names.
 type CommandList struct {
+	// Commands are command names (basenames, not paths).
 	Commands []string `toml:"commands" json:"commands"`
 }
 
 // TerminalRule is one argument rule.
 type TerminalRule struct {
-	Command     string   `toml:"command" json:"command"`
-	DenyArgs    []string `toml:"deny_args" json:"deny_args"`
+	// Command is the allowlisted command the rule applies to.
+	Command string `toml:"command" json:"command"`
+	// DenyArgs: each entry is a space-separated token set; a command line
+	// containing all of its tokens, in any order and any spelling of the
+	// options, is denied.
+	DenyArgs []string `toml:"deny_args" json:"deny_args"`
+	// LongOptions lists the command's long options, so unique-prefix
+	// abbreviations are recognised (built in for the shipped commands).
 	LongOptions []string `toml:"long_options" json:"long_options,omitempty"`
-	Reason      string   `toml:"reason" json:"reason"`
+	// Reason is shown to the agent when the rule denies.
+	Reason string `toml:"reason" json:"reason"`
 }
 
 // TerminalEnv configures the child environment.
@@ -121,30 +148,49 @@ type TerminalEnv struct {
 
 // TerminalStateDir is where terminald keeps private HOME and TMPDIR.
 type TerminalStateDir struct {
+	// Dir holds the private HOME and TMPDIR of each run; it must lie
+	// outside the jail (default $XDG_STATE_HOME/bastion/terminald).
 	Dir string `toml:"dir" json:"dir"`
 }
 
 // Organizer is organizerd's section.
 type Organizer struct {
-	WorkspaceRoot string              `toml:"workspace_root" json:"workspace_root"`
-	Journal       string              `toml:"journal" json:"journal"`
-	RecentSeconds int                 `toml:"recent_seconds" json:"recent_seconds"`
-	Categories    map[string][]string `toml:"categories" json:"categories"`
-	Skip          []SkipRule          `toml:"skip" json:"skip"`
+	// WorkspaceRoot is the folder organizerd tidies; required, no default.
+	WorkspaceRoot string `toml:"workspace_root" json:"workspace_root"`
+	// Journal is the write-ahead journal file (outside the workspace;
+	// default $XDG_STATE_HOME/bastion/organizerd.journal).
+	Journal string `toml:"journal" json:"journal"`
+	// RecentSeconds: the planner leaves files modified this recently alone
+	// (they may still be being written); default 5, negative turns it off.
+	RecentSeconds int `toml:"recent_seconds" json:"recent_seconds"`
+	// Categories maps a folder name to its extensions; an entry replaces
+	// that folder's default, an empty list removes it, a new name adds one.
+	Categories map[string][]string `toml:"categories" json:"categories"`
+	// Skip adds or replaces skip rules (see docs/organizerd.md).
+	Skip []SkipRule `toml:"skip" json:"skip"`
 }
 
 // SkipRule is one [[organizer.skip]] entry.
 type SkipRule struct {
-	Name   string   `toml:"name" json:"name"`
-	Layer  string   `toml:"layer" json:"layer"` // protection | restraint, required
-	When   []string `toml:"when" json:"when"`
-	Reason string   `toml:"reason" json:"reason"`
+	// Name identifies the rule; reusing a restraint rule's name replaces it.
+	Name string `toml:"name" json:"name"`
+	// Layer is "protection" (every tool) or "restraint" (planner only);
+	// required, a missing layer is a startup error.
+	Layer string `toml:"layer" json:"layer"`
+	// When lists alternative conditions; terms joined with "&" must all hold.
+	When []string `toml:"when" json:"when"`
+	// Reason is shown to the agent for each skipped item.
+	Reason string `toml:"reason" json:"reason"`
 }
 
 // Radar is the risk radar's section.
 type Radar struct {
+	// RuleFiles are operator risk-rule files (TOML, [[rule]] tables),
+	// hot-reloaded when they change.
 	RuleFiles []string `toml:"rule_files" json:"rule_files"`
-	ScanBytes int      `toml:"scan_bytes" json:"scan_bytes"`
+	// ScanBytes is how much of each file the content scanner reads
+	// (default 4096; negative turns content scanning off).
+	ScanBytes int `toml:"scan_bytes" json:"scan_bytes"`
 }
 
 // Fatal is a startup error: the server prints "fatal: " + message and exits 2.
