@@ -107,8 +107,10 @@ func Handle[T any](action string, log *slog.Logger, f Func[T]) server.ToolHandle
 		defer func() {
 			if p := recover(); p != nil {
 				log.Error("tool panicked", "tool", action, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-				res = ToResult(result.With(action, result.InternalError,
-					"the server hit an internal error; the operation did not complete and the server keeps serving", nil, start))
+				r := result.With(action, result.InternalError,
+					"the server hit an internal error; the operation did not complete and the server keeps serving", nil, start)
+				notifyLog(ctx, r)
+				res = ToResult(r)
 				err = nil
 			}
 		}()
@@ -116,7 +118,9 @@ func Handle[T any](action string, log *slog.Logger, f Func[T]) server.ToolHandle
 		// The raw wire bytes, when mcp-go kept them: a repeated name or a
 		// large integer survives only there, not in the decoded map.
 		if rerr := DecodeArgs(req.GetRawArguments(), &args); rerr != nil {
-			return ToResult(result.Fail(action, rerr, nil, start)), nil
+			r := result.Fail(action, rerr, nil, start)
+			notifyLog(ctx, r)
+			return ToResult(r), nil
 		}
 		r := f(ctx, req, args)
 		if r.Action == "" {
@@ -125,8 +129,31 @@ func Handle[T any](action string, log *slog.Logger, f Func[T]) server.ToolHandle
 		if r.DurationMS == 0 {
 			r.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 		}
+		notifyLog(ctx, r)
 		return ToResult(r), nil
 	}
+}
+
+// notifyLog sends one MCP logging notification per tool call: the action,
+// code, reason and duration (never the detail, which may carry command
+// output). Refusals are "warning", internal errors "error", the rest
+// "info". mcp-go drops notifications below the level the client set with
+// logging/setLevel (default "error"), so a client hears about ordinary calls
+// only when it asks.
+func notifyLog(ctx context.Context, r result.OperationResult) {
+	srv := server.ServerFromContext(ctx)
+	if srv == nil {
+		return
+	}
+	level := mcp.LoggingLevelInfo
+	switch {
+	case r.Code == result.InternalError:
+		level = mcp.LoggingLevelError
+	case !r.Code.Valid() || r.Code != result.OK && r.Code != result.OutputTruncated:
+		level = mcp.LoggingLevelWarning
+	}
+	_ = srv.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, "bastion",
+		map[string]any{"action": r.Action, "code": r.Code, "reason": r.Reason, "duration_ms": r.DurationMS}))
 }
 
 // MaxArgumentBytes bounds the encoded arguments of one call.
