@@ -11,8 +11,6 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -36,58 +34,14 @@ var version = "0.1.0-dev"
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "check" {
-		return config.RunCheckCommand("organizerd", args[1:], stdout, stderr, audit.DefaultDir, nil)
+	cli := mcpkit.NewCLI("organizerd", version, "plans and applies file organizing in one workspace, never overwriting, with a crash-safe undo journal.",
+		"[organizer] workspace_root or $"+config.EnvWorkspaceRoot+" is required", stderr)
+	cli.Usage = []string{"[--config policy.toml] [--http ADDR]"}
+	if code, done := cli.Parse(args, stdout, stderr); done {
+		return code
 	}
-	if len(args) > 0 && args[0] == "audit" {
-		if len(args) < 2 || args[1] != "verify" {
-			fmt.Fprintln(stderr, "usage: organizerd audit verify FILE")
-			return 2
-		}
-		return audit.RunVerifyCommand(args[2:], stdout, stderr)
-	}
-	fs := flag.NewFlagSet("organizerd", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var cfgPath, logLevel string
-	var showVersion bool
-	var tr mcpkit.Transport
-	fs.StringVar(&cfgPath, "config", "", "policy `FILE` (default $"+config.EnvPolicyFile+"); [organizer] workspace_root or $"+config.EnvWorkspaceRoot+" is required")
-	fs.StringVar(&logLevel, "log-level", "info", "log `LEVEL` on stderr: debug, info, warn, error")
-	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
-	tr.Flags(fs)
-	var printClient string
-	mcpkit.PrintClientConfigFlag(fs, &printClient)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "organizerd %s: plans and applies file organizing in one workspace, never overwriting, with a crash-safe undo journal.\n\n", version)
-		fmt.Fprintln(stderr, "usage: organizerd [--config policy.toml] [--http ADDR]")
-		fmt.Fprintln(stderr, "       organizerd audit verify FILE")
-		fmt.Fprintln(stderr, "environment: "+config.EnvWorkspaceRoot+" (workspace), "+config.EnvJournal+" (journal file)")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
-	}
-	if showVersion {
-		fmt.Fprintf(stdout, "organizerd %s\n", version)
-		return 0
-	}
-	if printClient != "" {
-		return mcpkit.RunPrintClientConfig("organizerd", printClient, fs, stdout, stderr)
-	}
-	if fs.NArg() > 0 {
-		return config.Exit(stderr, config.Fatalf("unexpected argument %q", fs.Arg(0)))
-	}
-	logger, err := mcpkit.NewLogger(stderr, logLevel)
-	if err != nil {
-		return config.Exit(stderr, err)
-	}
-	if err := tr.Validate(); err != nil {
-		return config.Exit(stderr, err)
-	}
-	pol, err := config.Load(cfgPath)
+	logger := cli.Logger
+	pol, err := config.Load(cli.ConfigPath)
 	if err != nil {
 		return config.Exit(stderr, err)
 	}
@@ -155,7 +109,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			logger.Warn("risk rule files will not hot-reload", "err", err)
 		}
 	}()
-	if err := mcpkit.Serve(ctx, srv.MCP(), tr, logger); err != nil {
+	if err := mcpkit.Serve(ctx, srv.MCP(), cli.Transport, logger); err != nil {
 		return config.Exit(stderr, err)
 	}
 	return 0

@@ -11,8 +11,6 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -44,61 +42,17 @@ func (m *multi) Get() any { return []string(*m) }
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "audit" {
-		if len(args) < 2 || args[1] != "verify" {
-			fmt.Fprintln(stderr, "usage: sweepd audit verify FILE")
-			return 2
-		}
-		return audit.RunVerifyCommand(args[2:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "check" {
-		return config.RunCheckCommand("sweepd", args[1:], stdout, stderr, audit.DefaultDir, checkRoots)
-	}
-	fs := flag.NewFlagSet("sweepd", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cli := mcpkit.NewCLI("sweepd", version, "finds regenerable developer directories and deletes them only by ticket id.", "", stderr)
 	var roots multi
-	var cfgPath, logLevel string
-	var showVersion bool
-	var printClient string
-	var tr mcpkit.Transport
-	fs.Var(&roots, "root", "a `DIR` sweepd may scan and reclaim in (repeatable; adds to [sweep] roots)")
-	fs.StringVar(&cfgPath, "config", "", "policy `FILE` (default $"+config.EnvPolicyFile+")")
-	fs.StringVar(&logLevel, "log-level", "info", "log `LEVEL` on stderr: debug, info, warn, error")
-	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
-	tr.Flags(fs)
-	mcpkit.PrintClientConfigFlag(fs, &printClient)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "sweepd %s: finds regenerable developer directories and deletes them only by ticket id.\n\n", version)
-		fmt.Fprintln(stderr, "usage: sweepd --root DIR [--root DIR ...] [--config policy.toml] [--http ADDR]")
-		fmt.Fprintln(stderr, "       sweepd check [--config policy.toml] [--root DIR ...]")
-		fmt.Fprintln(stderr, "       sweepd --print-client-config CLIENT --root DIR [...]")
-		fmt.Fprintln(stderr, "       sweepd audit verify FILE")
-		fs.PrintDefaults()
+	cli.FS.Var(&roots, "root", "a `DIR` sweepd may scan and reclaim in (repeatable; adds to [sweep] roots)")
+	cli.Usage = []string{"--root DIR [--root DIR ...] [--config policy.toml] [--http ADDR]"}
+	cli.Check = checkRoots
+	cli.ArgsHint = " (roots are given with --root)"
+	if code, done := cli.Parse(args, stdout, stderr); done {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
-	}
-	if showVersion {
-		fmt.Fprintf(stdout, "sweepd %s\n", version)
-		return 0
-	}
-	if printClient != "" {
-		return mcpkit.RunPrintClientConfig("sweepd", printClient, fs, stdout, stderr)
-	}
-	if fs.NArg() > 0 {
-		return config.Exit(stderr, config.Fatalf("unexpected argument %q (roots are given with --root)", fs.Arg(0)))
-	}
-	logger, err := mcpkit.NewLogger(stderr, logLevel)
-	if err != nil {
-		return config.Exit(stderr, err)
-	}
-	if err := tr.Validate(); err != nil {
-		return config.Exit(stderr, err)
-	}
-	pol, err := config.Load(cfgPath)
+	logger := cli.Logger
+	pol, err := config.Load(cli.ConfigPath)
 	if err != nil {
 		return config.Exit(stderr, err)
 	}
@@ -150,7 +104,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			logger.Warn("risk rule files will not hot-reload", "err", err)
 		}
 	}()
-	if err := mcpkit.Serve(ctx, srv.MCP(), tr, logger); err != nil {
+	if err := mcpkit.Serve(ctx, srv.MCP(), cli.Transport, logger); err != nil {
 		return config.Exit(stderr, err)
 	}
 	return 0

@@ -10,8 +10,6 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -38,58 +36,14 @@ var version = "0.1.0-dev"
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "check" {
-		return config.RunCheckCommand("terminald", args[1:], stdout, stderr, audit.DefaultDir, nil)
+	cli := mcpkit.NewCLI("terminald", version, "runs allowlisted commands without a shell, confined to one jail directory.", "", stderr)
+	cli.Usage = []string{"--config policy.toml [--http ADDR --http-token-file FILE]"}
+	cli.ArgsHint = " (the jail is [terminal] jail_root in the policy, or $" + config.EnvJailRoot + ")"
+	if code, done := cli.Parse(args, stdout, stderr); done {
+		return code
 	}
-	if len(args) > 0 && args[0] == "audit" {
-		if len(args) < 2 || args[1] != "verify" {
-			fmt.Fprintln(stderr, "usage: terminald audit verify FILE")
-			return 2
-		}
-		return audit.RunVerifyCommand(args[2:], stdout, stderr)
-	}
-	fs := flag.NewFlagSet("terminald", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var cfgPath, logLevel string
-	var showVersion bool
-	var tr mcpkit.Transport
-	fs.StringVar(&cfgPath, "config", "", "policy `FILE` (default $"+config.EnvPolicyFile+")")
-	fs.StringVar(&logLevel, "log-level", "info", "log `LEVEL` on stderr: debug, info, warn, error")
-	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
-	tr.Flags(fs)
-	var printClient string
-	mcpkit.PrintClientConfigFlag(fs, &printClient)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "terminald %s: runs allowlisted commands without a shell, confined to one jail directory.\n\n", version)
-		fmt.Fprintln(stderr, "usage: terminald --config policy.toml [--http ADDR --http-token-file FILE]")
-		fmt.Fprintln(stderr, "       terminald audit verify FILE")
-		fmt.Fprintf(stderr, "The jail is [terminal] jail_root in the policy, or $%s.\n", config.EnvJailRoot)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
-	}
-	if showVersion {
-		fmt.Fprintf(stdout, "terminald %s\n", version)
-		return 0
-	}
-	if printClient != "" {
-		return mcpkit.RunPrintClientConfig("terminald", printClient, fs, stdout, stderr)
-	}
-	if fs.NArg() > 0 {
-		return config.Exit(stderr, config.Fatalf("unexpected argument %q", fs.Arg(0)))
-	}
-	logger, err := mcpkit.NewLogger(stderr, logLevel)
-	if err != nil {
-		return config.Exit(stderr, err)
-	}
-	if err := tr.Validate(); err != nil {
-		return config.Exit(stderr, err)
-	}
-	pol, err := config.Load(cfgPath)
+	logger := cli.Logger
+	pol, err := config.Load(cli.ConfigPath)
 	if err != nil {
 		return config.Exit(stderr, err)
 	}
@@ -204,7 +158,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			logger.Warn("risk rule files will not hot-reload", "err", err)
 		}
 	}()
-	if err := mcpkit.Serve(ctx, srv.MCP(), tr, logger); err != nil {
+	if err := mcpkit.Serve(ctx, srv.MCP(), cli.Transport, logger); err != nil {
 		return config.Exit(stderr, err)
 	}
 	return 0

@@ -1,0 +1,114 @@
+package mcpkit
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/bastion-mcp/bastion/safety/audit"
+	"github.com/bastion-mcp/bastion/safety/config"
+)
+
+// CLI is the command line every Bastion server shares: the `check` and
+// `audit verify` subcommands, and the --config, --log-level, --version,
+// --print-client-config, --http and --http-token-file flags. A server adds
+// its own flags to FS before calling Parse.
+type CLI struct {
+	Name    string
+	Version string
+	// Summary is the one-line description printed by --help.
+	Summary string
+	// Usage are the usage lines printed by --help after the summary.
+	Usage []string
+	// Check adds server-specific checks to `check` (may be nil).
+	Check func(*config.Policy, *config.Effective)
+	// ArgsHint completes the refusal of a stray positional argument.
+	ArgsHint string
+
+	FS         *flag.FlagSet
+	ConfigPath string
+	LogLevel   string
+	Transport  Transport
+	// Logger is set by Parse: slog on stderr at --log-level.
+	Logger *slog.Logger
+
+	showVersion bool
+	printClient string
+}
+
+// NewCLI returns a CLI whose FlagSet already holds the shared flags.
+// configHelp, if not empty, is appended to --config's usage.
+func NewCLI(name, version, summary, configHelp string, stderr io.Writer) *CLI {
+	c := &CLI{Name: name, Version: version, Summary: summary, FS: flag.NewFlagSet(name, flag.ContinueOnError)}
+	c.FS.SetOutput(stderr)
+	usage := "policy `FILE` (default $" + config.EnvPolicyFile + ")"
+	if configHelp != "" {
+		usage += "; " + configHelp
+	}
+	c.FS.StringVar(&c.ConfigPath, "config", "", usage)
+	c.FS.StringVar(&c.LogLevel, "log-level", "info", "log `LEVEL` on stderr: debug, info, warn, error")
+	c.FS.BoolVar(&c.showVersion, "version", false, "print the version and exit")
+	c.Transport.Flags(c.FS)
+	PrintClientConfigFlag(c.FS, &c.printClient)
+	return c
+}
+
+// Parse runs the subcommands and the shared flags. When done is true the
+// process should exit with code (a subcommand ran, --help, --version,
+// --print-client-config, or a `fatal:` line was printed). Otherwise the
+// caller loads its policy from c.ConfigPath and serves with c.Transport
+// and c.Logger.
+func (c *CLI) Parse(args []string, stdout, stderr io.Writer) (code int, done bool) {
+	if len(args) > 0 {
+		switch args[0] {
+		case "check":
+			return config.RunCheckCommand(c.Name, args[1:], stdout, stderr, audit.DefaultDir, c.Check), true
+		case "audit":
+			if len(args) < 2 || args[1] != "verify" {
+				fmt.Fprintf(stderr, "usage: %s audit verify FILE\n", c.Name)
+				return 2, true
+			}
+			return audit.RunVerifyCommand(args[2:], stdout, stderr), true
+		}
+	}
+	c.FS.Usage = func() {
+		fmt.Fprintf(stderr, "%s %s: %s\n\n", c.Name, c.Version, c.Summary)
+		for i, u := range c.Usage {
+			lead := "       "
+			if i == 0 {
+				lead = "usage: "
+			}
+			fmt.Fprintf(stderr, "%s%s %s\n", lead, c.Name, u)
+		}
+		fmt.Fprintf(stderr, "       %s check [--config policy.toml]\n", c.Name)
+		fmt.Fprintf(stderr, "       %s --print-client-config CLIENT [flags]\n", c.Name)
+		fmt.Fprintf(stderr, "       %s audit verify FILE\n", c.Name)
+		c.FS.PrintDefaults()
+	}
+	if err := c.FS.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0, true
+		}
+		return 2, true
+	}
+	if c.showVersion {
+		fmt.Fprintf(stdout, "%s %s\n", c.Name, c.Version)
+		return 0, true
+	}
+	if c.printClient != "" {
+		return RunPrintClientConfig(c.Name, c.printClient, c.FS, stdout, stderr), true
+	}
+	if c.FS.NArg() > 0 {
+		return config.Exit(stderr, config.Fatalf("unexpected argument %q%s", c.FS.Arg(0), c.ArgsHint)), true
+	}
+	logger, err := NewLogger(stderr, c.LogLevel)
+	if err != nil {
+		return config.Exit(stderr, err), true
+	}
+	c.Logger = logger
+	if err := c.Transport.Validate(); err != nil {
+		return config.Exit(stderr, err), true
+	}
+	return 0, false
+}
