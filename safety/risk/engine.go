@@ -196,13 +196,17 @@ type rootState struct {
 	sets          []*RuleSet
 	flat          []flatMatcher
 	packs         []string
+	// set asks every flat matcher at once (same order as flat): one
+	// look-up of a base name in an index shared by all of them.
+	set *gitignore.Set
 
 	// memo holds, per directory (slash-separated, relative to the root),
 	// the line of each flat matcher that excludes the directory itself or
 	// one of its ancestors (-1 when none does). A path's rule matches are
-	// then its parent's answer plus one MatchSelf per matcher, instead of
-	// re-matching every ancestor against every pattern. The memo belongs
-	// to this rootState, so a rule change (a new rootState) discards it.
+	// then its parent's answer plus one Set.Child (all matchers at once),
+	// instead of re-matching every ancestor against every pattern. The
+	// memo belongs to this rootState, so a rule change (a new rootState)
+	// discards it.
 	memoMu sync.RWMutex
 	memo   map[string][]int32
 }
@@ -272,6 +276,11 @@ func (e *Engine) state(key string, open func() (*jail.Root, func(), error)) *roo
 			}
 		}
 	}
+	ms := make([]*gitignore.Matcher, len(st.flat))
+	for j, fm := range st.flat {
+		ms[j] = fm.m
+	}
+	st.set = gitignore.NewSet(ms...)
 	if len(e.roots) >= 64 {
 		clear(e.roots)
 	}
@@ -409,15 +418,12 @@ func (st *rootState) matches(rel string, isDir bool) []match {
 		return nil
 	}
 	parent := st.dirState(parentOf(rel))
+	lines := make([]int32, len(st.flat))
+	st.set.Child(parent, rel, isDir, lines)
 	var ms []match
-	for j, fm := range st.flat {
-		line := -1
-		if parent != nil && parent[j] >= 0 {
-			line = int(parent[j])
-		} else if ok, neg, l := fm.m.MatchSelf(rel, isDir); ok && !neg {
-			line = l
-		}
+	for j, line := range lines {
 		if line >= 0 {
+			fm := &st.flat[j]
 			i := fm.set.index[fm.cat][line]
 			ms = append(ms, match{set: fm.set, rule: &fm.set.Rules[i], idx: i})
 		}
@@ -450,14 +456,7 @@ func (st *rootState) dirState(dir string) []int32 {
 	}
 	parent := st.dirState(parentOf(dir))
 	s = make([]int32, len(st.flat))
-	for j, fm := range st.flat {
-		s[j] = -1
-		if parent != nil && parent[j] >= 0 {
-			s[j] = parent[j]
-		} else if ok, neg, l := fm.m.MatchSelf(dir, true); ok && !neg {
-			s[j] = int32(l)
-		}
-	}
+	st.set.Child(parent, dir, true, s)
 	st.memoMu.Lock()
 	if len(st.memo) >= memoLimit {
 		clear(st.memo)

@@ -3,6 +3,7 @@ package risk
 import (
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/risk/gitignore"
 )
 
 // SummaryLimits bounds a summary.
@@ -62,6 +64,7 @@ type area struct {
 
 type walker struct {
 	flat      []flatMatcher
+	set       *gitignore.Set
 	lim       SummaryLimits
 	s         *Summary
 	areas     []*area // open areas, outermost first
@@ -106,7 +109,7 @@ func (e *Engine) Summarize(root *jail.Root, rel string, lim SummaryLimits) (*Sum
 	defer dir.Close()
 	s := &Summary{Path: rel, Counts: map[Importance]int{HighRisk: 0, HighValue: 0, Normal: 0, Ignorable: 0},
 		Omitted: map[Importance]int{}, Packs: append([]string(nil), st.packs...)}
-	w := &walker{flat: st.flat, lim: lim, s: s, loose: map[*Rule]*SummaryItem{}, items: map[Importance][]*SummaryItem{},
+	w := &walker{flat: st.flat, set: st.set, lim: lim, s: s, loose: map[*Rule]*SummaryItem{}, items: map[Importance][]*SummaryItem{},
 		scratch: make([]int32, len(st.flat))}
 	// The starting directory carries its own and its ancestors' answers.
 	state := make([]int32, len(st.flat))
@@ -119,8 +122,8 @@ func (e *Engine) Summarize(root *jail.Root, rel string, lim SummaryLimits) (*Sum
 		}
 	}
 	if rel != "." {
-		if win := w.winner(state); win != nil {
-			w.open(rel, win)
+		if win, ok := w.winner(state); ok {
+			w.open(rel, &win)
 		}
 	}
 	prefix := ""
@@ -136,7 +139,7 @@ func (e *Engine) Summarize(root *jail.Root, rel string, lim SummaryLimits) (*Sum
 
 func rootKey(r *jail.Root) string { return r.Path() }
 
-func (w *walker) winner(state []int32) *match {
+func (w *walker) winner(state []int32) (match, bool) {
 	var best match
 	found := false
 	for j, line := range state {
@@ -150,10 +153,7 @@ func (w *walker) winner(state []int32) *match {
 			best, found = m, true
 		}
 	}
-	if !found {
-		return nil
-	}
-	return &best
+	return best, found
 }
 
 // open starts an area for a directory whose winning rule is new here.
@@ -169,7 +169,7 @@ func (w *walker) walk(dir *jail.Dir, prefix string, state []int32) error {
 	if err != nil {
 		return refusal(err)
 	}
-	sort.Slice(ents, func(i, j int) bool { return ents[i].Name < ents[j].Name })
+	slices.SortFunc(ents, func(a, b jail.Entry) int { return strings.Compare(a.Name, b.Name) })
 	for _, ent := range ents {
 		if w.entries >= w.lim.MaxEntries {
 			w.truncated = true
@@ -190,22 +190,13 @@ func (w *walker) walk(dir *jail.Dir, prefix string, state []int32) error {
 		if isDir {
 			child = make([]int32, len(w.flat))
 		}
-		for j := range w.flat {
-			if state[j] >= 0 {
-				child[j] = state[j]
-				continue
-			}
-			child[j] = -1
-			if matched, neg, line := w.flat[j].m.MatchSelf(rel, isDir); matched && !neg {
-				child[j] = int32(line)
-			}
-		}
-		win := w.winner(child)
+		w.set.Child(state, rel, isDir, child)
+		win, found := w.winner(child)
 		if isDir {
 			w.s.Dirs++
 			depth := len(w.areas)
-			if win != nil && (depth == 0 || w.areas[depth-1].item.rule != win.rule) {
-				w.open(rel, win)
+			if found && (depth == 0 || w.areas[depth-1].item.rule != win.rule) {
+				w.open(rel, &win)
 			}
 			sub, err := dir.OpenDir(name)
 			if err != nil {
@@ -230,11 +221,11 @@ func (w *walker) walk(dir *jail.Dir, prefix string, state []int32) error {
 			a.item.Files++
 		}
 		imp := Normal
-		if win != nil {
+		if found {
 			imp = importanceOf(win.rule.Category)
 		}
 		w.s.Counts[imp]++
-		if win == nil {
+		if !found {
 			continue
 		}
 		if n := len(w.areas); n > 0 && w.areas[n-1].item.rule == win.rule {

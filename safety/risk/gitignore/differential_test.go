@@ -316,6 +316,9 @@ func TestMatchAgreesWithGitCheckIgnore(t *testing.T) {
 				t.Errorf("case %d: Compile: %v", i, err)
 				return
 			}
+			// The walker's form: answers carried from each directory
+			// to its children through a Set.
+			carried := carry(NewSet(m), c.paths, c.isDir)
 			mu.Lock()
 			defer mu.Unlock()
 			for _, p := range c.paths {
@@ -335,6 +338,11 @@ func TestMatchAgreesWithGitCheckIgnore(t *testing.T) {
 					failures = append(failures, fmt.Sprintf(
 						"case %d: path %q (dir=%v): git says excluded=%v rule=%d, Match says excluded=%v rule=%d\npatterns:\n%s",
 						i, p, c.isDir[p], w.excluded, w.rule, gotEx, gotRule, quoteLines(c.lines)))
+				}
+				if wantSet := int32(w.rule); !w.excluded && carried[p][0] != -1 || w.excluded && carried[p][0] != wantSet {
+					failures = append(failures, fmt.Sprintf(
+						"case %d: path %q (dir=%v): git says excluded=%v rule=%d, Set.Child says %d\npatterns:\n%s",
+						i, p, c.isDir[p], w.excluded, w.rule, carried[p][0], quoteLines(c.lines)))
 				}
 			}
 		}()

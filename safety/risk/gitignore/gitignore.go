@@ -31,6 +31,10 @@ type pattern struct {
 	mustBeDir bool   // the line ended with '/'
 	noDir     bool   // no slash in text: match the base name at any depth
 	endsWith  bool   // "*literal": a base-name suffix test suffices
+	// need is a run of literal bytes that every text this pattern's
+	// wildcard part (text[prefix:]) matches must contain, or "". It only
+	// lets matches skip wildmatch for texts that cannot match.
+	need string
 }
 
 // Matcher is a compiled pattern list. It is immutable and safe for
@@ -127,6 +131,7 @@ func parseLine(s string) (p pattern, ok bool) {
 	p.prefix = simpleLength(s)
 	p.endsWith = s[0] == '*' && simpleLength(s[1:]) == len(s)-1
 	p.text = s
+	p.need = requiredLiteral(s[p.prefix:])
 	return p, true
 }
 
@@ -154,6 +159,33 @@ func trimTrailingSpaces(s string) string {
 		return s[:lastSpace]
 	}
 	return s
+}
+
+// requiredLiteral returns the longest run of bytes of the wildcard part of
+// a pattern that wildmatch can only match by the same run in the text: a
+// piece between '*', '?' and '/' (a '/' next to "**" may match nothing, so
+// slashes split pieces too). Literal bytes always match themselves, one for
+// one, so a text without the piece cannot match. Scanning stops at the
+// first '[' or '\\', whose meaning depends on what follows.
+func requiredLiteral(wild string) string {
+	best, start := "", 0
+	for i := 0; i <= len(wild); i++ {
+		c := byte('*')
+		if i < len(wild) {
+			c = wild[i]
+		}
+		switch c {
+		case '*', '?', '/', '[', '\\':
+			if i-start > len(best) {
+				best = wild[start:i]
+			}
+			start = i + 1
+			if c == '[' || c == '\\' {
+				return best
+			}
+		}
+	}
+	return best
 }
 
 // simpleLength is the length of s's leading run of bytes that are not
@@ -282,9 +314,14 @@ func (p *pattern) matches(path, base string) bool {
 			return base == p.text
 		case p.endsWith:
 			return strings.HasSuffix(base, p.text[1:])
-		default:
-			return wildmatch(p.text, base, false)
 		}
+		// The literal prefix matches itself only; the required piece
+		// must be somewhere after it. Both are cheaper than wildmatch.
+		if !strings.HasPrefix(base, p.text[:p.prefix]) ||
+			(p.need != "" && !strings.Contains(base[p.prefix:], p.need)) {
+			return false
+		}
+		return wildmatch(p.text, base, false)
 	}
 	pat, prefix := p.text, p.prefix
 	if pat[0] == '/' {
@@ -298,6 +335,9 @@ func (p *pattern) matches(path, base string) bool {
 		if pat == "" && path == "" {
 			return true
 		}
+	}
+	if p.need != "" && !strings.Contains(path, p.need) {
+		return false
 	}
 	return wildmatch(pat, path, true)
 }

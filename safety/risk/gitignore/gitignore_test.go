@@ -165,7 +165,16 @@ func FuzzMatch(f *testing.F) {
 		if r1 < -1 || r1 >= len(lines) || (r1 == -1 && ex1) {
 			t.Fatalf("impossible answer (%v,%d) for %d lines", ex1, r1, len(lines))
 		}
-		m.MatchSelf(path, isDir)
+		matched, neg, line := m.MatchSelf(path, isDir)
+		want := int32(-1)
+		if matched && !neg {
+			want = int32(line)
+		}
+		out := make([]int32, 1)
+		NewSet(m).Child(nil, path, isDir, out)
+		if out[0] != want {
+			t.Fatalf("Set.Child says %d, MatchSelf says (%v,%v,%d)", out[0], matched, neg, line)
+		}
 	})
 }
 
