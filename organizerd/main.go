@@ -10,12 +10,9 @@
 package main
 
 import (
-	"context"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 
 	"github.com/bastion-mcp/bastion/organizerd/internal/organizer"
 	"github.com/bastion-mcp/bastion/safety/audit"
@@ -49,13 +46,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.WorkspaceRoot == "" {
 		return config.Exit(stderr, config.Fatalf("no workspace: set [organizer] workspace_root in the policy file or $%s; organizerd never picks a folder by itself", config.EnvWorkspaceRoot))
 	}
-	ws, err := filepath.Abs(o.WorkspaceRoot)
+	root, err := mcpkit.OpenRoot("workspace", o.WorkspaceRoot)
 	if err != nil {
-		return config.Exit(stderr, config.Fatalf("workspace %q: cannot make it absolute", o.WorkspaceRoot))
-	}
-	root, err := jail.OpenRoot(ws)
-	if err != nil {
-		return config.Exit(stderr, config.Fatalf("workspace %s: %s", ws, reasonOf(err)))
+		return config.Exit(stderr, err)
 	}
 	defer root.Close()
 	rules, err := organize.New(o)
@@ -102,17 +95,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	_ = alog.Event("start", map[string]any{"version": version, "workspace": root.Path(), "journal": jpath})
 	logger.Info("organizerd ready", "version", version, "workspace", root.Path(), "journal", jpath, "audit", logPath,
 		"boundary", jail.Guarantee, "moves", jail.MoveGuarantee)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		if err := engine.Watch(ctx); err != nil {
-			logger.Warn("risk rule files will not hot-reload", "err", err)
-		}
-	}()
-	if err := mcpkit.Serve(ctx, srv.MCP(), cli.Transport, logger); err != nil {
-		return config.Exit(stderr, err)
-	}
-	return 0
+	return cli.Serve(srv.MCP(), engine.Watch, stderr)
 }
 
 func reasonOf(err error) string {

@@ -10,14 +10,10 @@
 package main
 
 import (
-	"context"
 	"io"
 	"os"
-	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/config"
@@ -63,13 +59,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var opened []*jail.Root
 	var paths []string
 	for _, r := range all {
-		abs, err := filepath.Abs(r)
+		jr, err := mcpkit.OpenRoot("root", r)
 		if err != nil {
-			return config.Exit(stderr, config.Fatalf("root %q: cannot make it absolute", r))
-		}
-		jr, err := jail.OpenRoot(abs)
-		if err != nil {
-			return config.Exit(stderr, config.Fatalf("root %s: %s", abs, reasonOf(err)))
+			return config.Exit(stderr, err)
 		}
 		opened = append(opened, jr)
 		paths = append(paths, jr.Path())
@@ -97,17 +89,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if runtime.GOOS != "linux" {
 		logger.Warn("weaker filesystem boundary on this platform: no openat2; see docs/guarantees.md", "os", runtime.GOOS)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		if err := radar.Watch(ctx); err != nil {
-			logger.Warn("risk rule files will not hot-reload", "err", err)
-		}
-	}()
-	if err := mcpkit.Serve(ctx, srv.MCP(), cli.Transport, logger); err != nil {
-		return config.Exit(stderr, err)
-	}
-	return 0
+	return cli.Serve(srv.MCP(), radar.Watch, stderr)
 }
 
 // checkRoots is sweepd's part of "check": open each root the way the

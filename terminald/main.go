@@ -9,19 +9,15 @@
 package main
 
 import (
-	"context"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/command"
 	"github.com/bastion-mcp/bastion/safety/config"
-	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/redact"
 	"github.com/bastion-mcp/bastion/safety/result"
@@ -51,13 +47,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if t.JailRoot == "" {
 		return config.Exit(stderr, config.Fatalf("no jail_root: set [terminal] jail_root in the policy file or $%s; terminald never picks a directory by itself", config.EnvJailRoot))
 	}
-	abs, err := filepath.Abs(t.JailRoot)
+	root, err := mcpkit.OpenRoot("jail_root", t.JailRoot)
 	if err != nil {
-		return config.Exit(stderr, config.Fatalf("jail_root %q cannot be made absolute", t.JailRoot))
-	}
-	root, err := jail.OpenRoot(abs)
-	if err != nil {
-		return config.Exit(stderr, config.Fatalf("jail_root %s: %s", abs, reasonOf(err)))
+		return config.Exit(stderr, err)
 	}
 	defer root.Close()
 
@@ -151,17 +143,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if strings.HasPrefix(srv.Confinement(), "none") {
 		logger.Warn("commands run WITHOUT kernel confinement", "landlock", string(mode))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		if err := radar.Watch(ctx); err != nil {
-			logger.Warn("risk rule files will not hot-reload", "err", err)
-		}
-	}()
-	if err := mcpkit.Serve(ctx, srv.MCP(), cli.Transport, logger); err != nil {
-		return config.Exit(stderr, err)
-	}
-	return 0
+	return cli.Serve(srv.MCP(), radar.Watch, stderr)
 }
 
 func reasonOf(err error) string {

@@ -1,13 +1,22 @@
 package mcpkit
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/config"
+	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/result"
 )
 
 // CLI is the command line every Bastion server shares: the `check` and
@@ -111,4 +120,39 @@ func (c *CLI) Parse(args []string, stdout, stderr io.Writer) (code int, done boo
 		return config.Exit(stderr, err), true
 	}
 	return 0, false
+}
+
+// OpenRoot opens an operator root named by a policy key or flag (what, e.g.
+// "jail_root"), made absolute against the working directory. Any refusal is
+// a config.Fatal naming what and the path.
+func OpenRoot(what, path string) (*jail.Root, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, config.Fatalf("%s %q: cannot make it absolute", what, path)
+	}
+	r, err := jail.OpenRoot(abs)
+	if err != nil {
+		_, reason := result.Classify(err)
+		return nil, config.Fatalf("%s %s: %s", what, abs, reason)
+	}
+	return r, nil
+}
+
+// Serve serves s until SIGINT or SIGTERM, keeping watch (the radar's rule
+// hot reload; may be nil) running in the background, and returns the
+// process exit code.
+func (c *CLI) Serve(s *server.MCPServer, watch func(context.Context) error, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if watch != nil {
+		go func() {
+			if err := watch(ctx); err != nil {
+				c.Logger.Warn("risk rule files will not hot-reload", "err", err)
+			}
+		}()
+	}
+	if err := Serve(ctx, s, c.Transport, c.Logger); err != nil {
+		return config.Exit(stderr, err)
+	}
+	return 0
 }
