@@ -19,52 +19,22 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 )
 
 // bin is the organizerd binary built once by TestMain.
 var bin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "organizerd-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "organizerd")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building organizerd:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { mcpkittest.RunWithBinary(m, "organizerd", &bin) }
 
-func cleanEnv(t *testing.T) []string {
-	t.Helper()
-	home := t.TempDir()
-	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state")}
-}
+var cleanEnv = mcpkittest.CleanEnv
 
 func runBin(t *testing.T, env []string, args ...string) (int, string, string) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = env
-	var so, se strings.Builder
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return code, so.String(), se.String()
+	r := mcpkittest.Run(t, bin, env, args...)
+	return r.Code, r.Stdout, r.Stderr
 }
 
 func TestBinaryRefusesToStartWithoutWorkspace(t *testing.T) {
@@ -100,27 +70,8 @@ type proc struct {
 
 func start(t *testing.T, env []string) *proc {
 	t.Helper()
-	p := &proc{}
-	tr := transport.NewStdioWithOptions(bin, env, nil, transport.WithCommandFunc(
-		func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-			cmd := exec.Command(command, args...)
-			cmd.Env = env
-			p.cmd = cmd
-			return cmd, nil
-		}))
-	p.c = client.NewClient(tr)
-	if err := p.c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	var req mcp.InitializeRequest
-	req.Params.ProtocolVersion = "2025-06-18"
-	req.Params.ClientInfo = mcp.Implementation{Name: "organizerd-crash-test", Version: "1"}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if _, err := p.c.Initialize(ctx, req); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	return p
+	c, cmd := mcpkittest.StartStdio(t, bin, env)
+	return &proc{cmd: cmd, c: c}
 }
 
 func (p *proc) kill() {

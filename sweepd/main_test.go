@@ -2,97 +2,30 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 )
 
 // bin is the sweepd binary built once by TestMain.
 var bin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "sweepd-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "sweepd")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building sweepd:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { mcpkittest.RunWithBinary(m, "sweepd", &bin) }
 
 // cleanEnv is an environment with nothing inherited that could configure
 // sweepd: no policy file, no root or audit overrides.
-func cleanEnv(t *testing.T) []string {
+var cleanEnv = mcpkittest.CleanEnv
+
+func runBin(t *testing.T, env []string, args ...string) mcpkittest.Ran {
 	t.Helper()
-	home := t.TempDir()
-	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state")}
+	return mcpkittest.Run(t, bin, env, args...)
 }
 
-type ran struct {
-	code           int
-	stdout, stderr string
-}
-
-func runBin(t *testing.T, env []string, args ...string) ran {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = env
-	cmd.Stdin = strings.NewReader("") // a server that did start sees EOF and stops
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	code := 0
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			t.Fatalf("running sweepd: %v", err)
-		}
-		code = ee.ExitCode()
-	}
-	return ran{code, so.String(), se.String()}
-}
-
-// wantFatal requires a non-zero exit and exactly one stderr line, starting
-// "fatal:" and containing each of words.
-func wantFatal(t *testing.T, r ran, words ...string) {
-	t.Helper()
-	if r.code == 0 {
-		t.Fatalf("sweepd started (exit 0); stderr %q", r.stderr)
-	}
-	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], "fatal:") {
-		t.Fatalf("stderr is not a single fatal: line: %q", r.stderr)
-	}
-	for _, w := range words {
-		if !strings.Contains(lines[0], w) {
-			t.Fatalf("fatal line %q does not mention %q", lines[0], w)
-		}
-	}
-	if r.stdout != "" {
-		t.Fatalf("stdout is not empty: %q", r.stdout)
-	}
-}
+var wantFatal = mcpkittest.WantFatal
 
 func TestBinaryRefusesToStartWithoutRoot(t *testing.T) {
 	wantFatal(t, runBin(t, cleanEnv(t)), "root")
@@ -137,42 +70,16 @@ func TestBinaryRefusesAuditLogInsideRoot(t *testing.T) {
 
 func TestBinaryVersion(t *testing.T) {
 	r := runBin(t, cleanEnv(t), "--version")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "sweepd ") || strings.Count(r.stdout, "\n") != 1 {
-		t.Fatalf("--version: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "sweepd ") || strings.Count(r.Stdout, "\n") != 1 {
+		t.Fatalf("--version: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 	r = runBin(t, cleanEnv(t), "--help")
-	if r.code != 0 || !strings.Contains(r.stderr+r.stdout, "--root") {
-		t.Fatalf("--help: exit %d, %q", r.code, r.stderr)
+	if r.Code != 0 || !strings.Contains(r.Stderr+r.Stdout, "--root") {
+		t.Fatalf("--help: exit %d, %q", r.Code, r.Stderr)
 	}
 }
 
-type toolResult struct {
-	OK     bool            `json:"ok"`
-	Code   string          `json:"code"`
-	Reason string          `json:"reason"`
-	Detail json.RawMessage `json:"detail"`
-}
-
-func call(t *testing.T, c *client.Client, name string, args map[string]any) toolResult {
-	t.Helper()
-	var req mcp.CallToolRequest
-	req.Params.Name = name
-	req.Params.Arguments = args
-	res, err := c.CallTool(context.Background(), req)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	b, _ := json.Marshal(res.StructuredContent)
-	var r toolResult
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
-	tc, ok := mcp.AsTextContent(res.Content[0])
-	if !ok || !strings.Contains(tc.Text, `"code":"`+r.Code+`"`) {
-		t.Fatalf("text content does not carry the result: %+v", res.Content)
-	}
-	return r
-}
+var call = mcpkittest.Call
 
 func TestBinaryOverStdio(t *testing.T) {
 	root := t.TempDir()
@@ -194,33 +101,8 @@ func TestBinaryOverStdio(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, err := client.NewStdioMCPClient(bin, []string{"XDG_STATE_HOME=" + state, "BASTION_POLICY_FILE=", "BASTION_SWEEP_ROOTS=", "BASTION_AUDIT_LOG=", "BASTION_AUDIT_FAIL_MODE="}, "--root", root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = "2025-06-18"
-	init.Params.ClientInfo = mcp.Implementation{Name: "sweepd-binary-test", Version: "1"}
-	ir, err := c.Initialize(ctx, init)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ir.ServerInfo.Name != "sweepd" || ir.ProtocolVersion != "2025-06-18" {
-		t.Fatalf("initialize: %+v", ir)
-	}
-	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range tools.Tools {
-		names = append(names, tool.Name)
-	}
-	sort.Strings(names)
-	if strings.Join(names, ",") != "list_targets,reclaim,scan" {
+	c, _ := mcpkittest.StartStdio(t, bin, cleanEnv(t, "XDG_STATE_HOME="+state), "--root", root)
+	if names := strings.Join(mcpkittest.ToolNames(t, c), ","); names != "list_targets,reclaim,scan" {
 		t.Fatalf("tools: %v", names)
 	}
 
@@ -284,8 +166,8 @@ func TestBinaryOverStdio(t *testing.T) {
 		t.Fatalf("audit log lacks intent/outcome:\n%s", b)
 	}
 	v := runBin(t, cleanEnv(t), "audit", "verify", logPath)
-	if v.code != 0 || !strings.HasPrefix(v.stdout, "ok:") {
-		t.Fatalf("audit verify: exit %d, %q %q", v.code, v.stdout, v.stderr)
+	if v.Code != 0 || !strings.HasPrefix(v.Stdout, "ok:") {
+		t.Fatalf("audit verify: exit %d, %q %q", v.Code, v.Stdout, v.Stderr)
 	}
 	// A tampered log is reported broken.
 	tampered := bytes.Replace(b, []byte(`"kind":"intent"`), []byte(`"kind": "intent"`), 1)
@@ -293,7 +175,7 @@ func TestBinaryOverStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	v = runBin(t, cleanEnv(t), "audit", "verify", logPath)
-	if v.code != 1 || !strings.Contains(v.stdout+v.stderr, "broken") {
-		t.Fatalf("audit verify of a tampered log: exit %d, %q %q", v.code, v.stdout, v.stderr)
+	if v.Code != 1 || !strings.Contains(v.Stdout+v.Stderr, "broken") {
+		t.Fatalf("audit verify of a tampered log: exit %d, %q %q", v.Code, v.Stdout, v.Stderr)
 	}
 }

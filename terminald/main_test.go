@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,85 +12,27 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 )
 
 // bin is the terminald binary built once by TestMain.
 var bin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "terminald-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "terminald")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building terminald:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { mcpkittest.RunWithBinary(m, "terminald", &bin) }
 
 const shippedPolicy = "../policies/policy.toml"
 const examplePolicy = "../policies/policy.example.toml"
 
 // cleanEnv has nothing inherited that could configure terminald.
-func cleanEnv(t testing.TB, extra ...string) []string {
+var cleanEnv = mcpkittest.CleanEnv
+
+func runBin(t *testing.T, env []string, args ...string) mcpkittest.Ran {
 	t.Helper()
-	home := t.TempDir()
-	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state")}, extra...)
+	return mcpkittest.Run(t, bin, env, args...)
 }
 
-type ran struct {
-	code           int
-	stdout, stderr string
-}
-
-func runBin(t *testing.T, env []string, args ...string) ran {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = env
-	cmd.Stdin = strings.NewReader("")
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	code := 0
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			t.Fatalf("running terminald: %v", err)
-		}
-		code = ee.ExitCode()
-	}
-	return ran{code, so.String(), se.String()}
-}
-
-func wantFatal(t *testing.T, r ran, words ...string) {
-	t.Helper()
-	if r.code == 0 {
-		t.Fatalf("terminald started (exit 0); stderr %q", r.stderr)
-	}
-	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], "fatal:") {
-		t.Fatalf("stderr is not a single fatal: line: %q", r.stderr)
-	}
-	for _, w := range words {
-		if !strings.Contains(lines[0], w) {
-			t.Fatalf("fatal line %q does not mention %q", lines[0], w)
-		}
-	}
-	if r.stdout != "" {
-		t.Fatalf("stdout is not empty: %q", r.stdout)
-	}
-}
+var wantFatal = mcpkittest.WantFatal
 
 // policy writes a policy file with the given [terminal] body (after
 // jail_root) and returns its path.
@@ -147,53 +87,32 @@ func TestBinaryRefusesStateInsideJail(t *testing.T) {
 
 func TestBinaryVersionAndHelp(t *testing.T) {
 	r := runBin(t, cleanEnv(t), "--version")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "terminald ") {
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "terminald ") {
 		t.Fatalf("%+v", r)
 	}
 	r = runBin(t, cleanEnv(t), "--help")
-	if r.code != 0 || !strings.Contains(r.stderr, "jail") || !strings.Contains(r.stderr, "-http") {
+	if r.Code != 0 || !strings.Contains(r.Stderr, "jail") || !strings.Contains(r.Stderr, "-http") {
 		t.Fatalf("%+v", r)
 	}
 }
 
+// toolResult is an OperationResult with its detail as a map.
 type toolResult struct {
-	OK     bool           `json:"ok"`
-	Code   string         `json:"code"`
-	Reason string         `json:"reason"`
-	Detail map[string]any `json:"detail"`
+	mcpkittest.Result
+	Detail map[string]any
 }
 
 func call(t testing.TB, c *client.Client, name string, args map[string]any) toolResult {
 	t.Helper()
-	var req mcp.CallToolRequest
-	req.Params.Name, req.Params.Arguments = name, args
-	res, err := c.CallTool(context.Background(), req)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	var out toolResult
-	if err := json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	r := toolResult{Result: mcpkittest.Call(t, c, name, args)}
+	r.DecodeDetail(t, &r.Detail)
+	return r
 }
 
-// startStdio starts the binary as an MCP stdio server on jail.
+// startStdio starts the binary as an MCP stdio server with policy pol.
 func startStdio(t testing.TB, pol string) *client.Client {
 	t.Helper()
-	state := t.TempDir()
-	c, err := client.NewStdioMCPClient(bin, []string{"XDG_STATE_HOME=" + state, "BASTION_POLICY_FILE=", "BASTION_JAIL_ROOT=",
-		"BASTION_AUDIT_LOG=", "BASTION_AUDIT_FAIL_MODE="}, "--config", pol, "--log-level", "warn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = "2025-06-18"
-	init.Params.ClientInfo = mcp.Implementation{Name: "terminald-binary-test", Version: "1"}
-	if _, err := c.Initialize(context.Background(), init); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
+	c, _ := mcpkittest.StartStdio(t, bin, cleanEnv(t, "XDG_STATE_HOME="+t.TempDir()), "--config", pol, "--log-level", "warn")
 	return c
 }
 
@@ -201,16 +120,7 @@ func TestBinaryOverStdio(t *testing.T) {
 	jail := t.TempDir()
 	pol := policy(t, jail, allow)
 	c := startStdio(t, pol)
-	tools, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range tools.Tools {
-		names = append(names, tl.Name)
-	}
-	sort.Strings(names)
-	if strings.Join(names, ",") != "explain_command,run_command" {
+	if names := strings.Join(mcpkittest.ToolNames(t, c), ","); names != "explain_command,run_command" {
 		t.Fatalf("tools %v", names)
 	}
 	r := call(t, c, "run_command", map[string]any{"command": "echo hi"})
@@ -232,7 +142,7 @@ func TestBinaryOverStdio(t *testing.T) {
 	// The audit log the server wrote verifies.
 	logPath := filepath.Join(filepath.Dir(pol), "state", "audit.terminald.jsonl")
 	v := runBin(t, cleanEnv(t), "audit", "verify", logPath)
-	if v.code != 0 {
+	if v.Code != 0 {
 		t.Fatalf("audit verify: %+v", v)
 	}
 	b, _ := os.ReadFile(logPath)

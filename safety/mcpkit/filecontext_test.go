@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/risk"
 )
@@ -239,7 +240,7 @@ func TestFileContextNeverContainsSecretValue(t *testing.T) {
 		t.Fatalf("reasons %q", cfg.Metadata.Reasons)
 	}
 	sum := call(t, c, "get_context_summary", map[string]any{})
-	all.WriteString(sum.text)
+	all.WriteString(sum.Text)
 	if strings.Contains(all.String(), canary) || strings.Contains(logs.String(), canary) {
 		t.Fatalf("the canary reached a client or the log:\n%s\n%s", all.String(), logs.String())
 	}
@@ -298,22 +299,7 @@ func TestContextSummaryToolDefinitionGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	golden := filepath.Join("testdata", "get_context_summary.golden.json")
-	if *updateGolden {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -run Golden -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("tool definition changed:\n%s", got)
-	}
+	mcpkittest.Golden(t, filepath.Join("testdata", "get_context_summary.golden.json"), got, *updateGolden)
 	var m map[string]any
 	_ = json.Unmarshal(got, &m)
 	a, _ := m["annotations"].(map[string]any)

@@ -298,7 +298,8 @@ func TestServeHTTPEndToEnd(t *testing.T) {
 	}
 }
 
-// DESIGN §2: the core packages import no MCP; mcpkit is the one place.
+// DESIGN §2: the core packages import no MCP; mcpkit is the one place
+// (with mcpkittest, its test support, which no non-test code imports).
 func TestOnlyMcpkitImportsMcpGo(t *testing.T) {
 	root := ".." // the safety module
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
@@ -323,11 +324,16 @@ func TestOnlyMcpkitImportsMcpGo(t *testing.T) {
 			return err
 		}
 		checked++
-		inMcpkit := filepath.Dir(filepath.Clean(path)) == filepath.Join(root, "mcpkit")
+		dir := filepath.Dir(filepath.Clean(path))
+		inTestKit := dir == filepath.Join(root, "mcpkit", "mcpkittest")
+		inMcpkit := dir == filepath.Join(root, "mcpkit") || inTestKit
 		for _, imp := range f.Imports {
 			p := strings.Trim(imp.Path.Value, `"`)
 			if strings.HasPrefix(p, "github.com/mark3labs/mcp-go") && !inMcpkit {
-				t.Errorf("%s imports %s; only safety/mcpkit may import mcp-go", path, p)
+				t.Errorf("%s imports %s; only safety/mcpkit and its subpackage mcpkittest may import mcp-go", path, p)
+			}
+			if p == "github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest" && !inTestKit {
+				t.Errorf("%s imports %s; it is test support, for _test.go files only", path, p)
 			}
 		}
 		return nil

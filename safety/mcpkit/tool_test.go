@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 	"github.com/bastion-mcp/bastion/safety/result"
 )
 
@@ -61,75 +61,22 @@ func testServer(logs io.Writer) *server.MCPServer {
 	return s
 }
 
-func startClient(t *testing.T, s *server.MCPServer) *client.Client {
-	t.Helper()
-	c, err := client.NewInProcessClient(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	var req mcp.InitializeRequest
-	req.Params.ProtocolVersion = "2025-06-18"
-	req.Params.ClientInfo = mcp.Implementation{Name: "mcpkit-test", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		t.Fatalf("Initialize: %v", err)
-	}
-	return c
-}
-
 // opResult is an OperationResult as the client sees it.
-type opResult struct {
-	OK         bool            `json:"ok"`
-	Code       string          `json:"code"`
-	Action     string          `json:"action"`
-	Reason     string          `json:"reason"`
-	Detail     json.RawMessage `json:"detail"`
-	DurationMS float64         `json:"duration_ms"`
+type opResult = mcpkittest.Result
 
-	isError    bool
-	text       string
-	structured json.RawMessage
-}
-
-func call(t *testing.T, c *client.Client, name string, args any) opResult {
-	t.Helper()
-	var req mcp.CallToolRequest
-	req.Params.Name = name
-	req.Params.Arguments = args
-	res, err := c.CallTool(context.Background(), req)
-	if err != nil {
-		t.Fatalf("CallTool %s: protocol error %v", name, err)
-	}
-	if len(res.Content) != 1 {
-		t.Fatalf("%s: %d content items, want 1", name, len(res.Content))
-	}
-	tc, ok := res.Content[0].(mcp.TextContent)
-	if !ok {
-		t.Fatalf("%s: content is %T, want text", name, res.Content[0])
-	}
-	var r opResult
-	if err := json.Unmarshal([]byte(tc.Text), &r); err != nil {
-		t.Fatalf("%s: text is not an OperationResult: %q", name, tc.Text)
-	}
-	r.isError, r.text = res.IsError, tc.Text
-	if r.structured, err = json.Marshal(res.StructuredContent); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
+var (
+	startClient = mcpkittest.StartInProcess
+	call        = mcpkittest.Call
+)
 
 func wantCode(t *testing.T, r opResult, code result.Code) {
 	t.Helper()
 	if r.Code != string(code) {
-		t.Fatalf("code %s, want %s: %s", r.Code, code, r.text)
+		t.Fatalf("code %s, want %s: %s", r.Code, code, r.Text)
 	}
 	wantErr := code != result.OK && code != result.OutputTruncated
-	if r.isError != wantErr || r.OK == wantErr {
-		t.Fatalf("isError=%v ok=%v for %s", r.isError, r.OK, r.text)
+	if r.IsError != wantErr || r.OK == wantErr {
+		t.Fatalf("isError=%v ok=%v for %s", r.IsError, r.OK, r.Text)
 	}
 }
 
@@ -139,8 +86,8 @@ func TestPanicInToolBecomesInternalErrorAndServerKeepsServing(t *testing.T) {
 	r := call(t, c, "boom", nil)
 	wantCode(t, r, result.InternalError)
 	for _, leak := range []string{"index out of range", "secret.go", "goroutine", "panic", ".go:"} {
-		if strings.Contains(r.text, leak) || strings.Contains(string(r.structured), leak) {
-			t.Errorf("result shows %q: %s", leak, r.text)
+		if strings.Contains(r.Text, leak) || strings.Contains(string(r.Structured), leak) {
+			t.Errorf("result shows %q: %s", leak, r.Text)
 		}
 	}
 	if r.Action != "boom" {
@@ -261,10 +208,10 @@ func TestResultHasStructuredContentAndSameJSONText(t *testing.T) {
 	} {
 		r := call(t, c, "echo", args)
 		var fromText, fromStructured map[string]any
-		if err := json.Unmarshal([]byte(r.text), &fromText); err != nil {
+		if err := json.Unmarshal([]byte(r.Text), &fromText); err != nil {
 			t.Fatal(err)
 		}
-		if err := json.Unmarshal(r.structured, &fromStructured); err != nil {
+		if err := json.Unmarshal(r.Structured, &fromStructured); err != nil {
 			t.Fatal(err)
 		}
 		a, _ := json.Marshal(fromText)
@@ -287,8 +234,8 @@ func TestInvalidCodeBecomesInternalError(t *testing.T) {
 	c := startClient(t, testServer(io.Discard))
 	r := call(t, c, "badcode", nil)
 	wantCode(t, r, result.InternalError)
-	if strings.Contains(r.text, "DELETED_EVERYTHING") || strings.Contains(r.text, "made up") {
-		t.Fatalf("the invalid result leaked through: %s", r.text)
+	if strings.Contains(r.Text, "DELETED_EVERYTHING") || strings.Contains(r.Text, "made up") {
+		t.Fatalf("the invalid result leaked through: %s", r.Text)
 	}
 	if r.Action != "badcode" {
 		t.Errorf("action %q", r.Action)
@@ -300,48 +247,22 @@ func TestRefusalIsNeverShownAsSuccess(t *testing.T) {
 	wantCode(t, call(t, c, "liar", nil), result.PolicyDenied)
 }
 
-func toolsListJSON(t *testing.T, s *server.MCPServer) []map[string]any {
-	t.Helper()
-	resp := s.HandleMessage(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
-	raw, err := json.Marshal(resp)
-	if err != nil {
-		t.Fatalf("tools/list cannot be marshalled: %v", err)
-	}
-	var env struct {
-		Result *struct {
-			Tools []map[string]any `json:"tools"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(raw, &env); err != nil || env.Result == nil {
-		t.Fatalf("tools/list failed: %s", raw)
-	}
-	return env.Result.Tools
-}
-
 func TestNewToolSetsAllFourAnnotationsExplicitly(t *testing.T) {
-	tools := toolsListJSON(t, testServer(io.Discard))
+	toolsJSON := mcpkittest.ToolsListJSON(t, testServer(io.Discard))
+	hints := mcpkittest.CheckAnnotations(t, toolsJSON)
+	tools := mcpkittest.Tools(t, toolsJSON)
 	if len(tools) != 4 {
 		t.Fatalf("%d tools", len(tools))
 	}
+	// Annotations{} is all false; mcp-go's pessimistic defaults
+	// (destructive, open world) must not show.
+	if hints["boom"] != (mcpkittest.Hints{}) {
+		t.Errorf("boom: annotations %+v, want the declared all false", hints["boom"])
+	}
+	if h := hints["echo"]; !h.ReadOnly || !h.Idempotent {
+		t.Errorf("echo annotations %+v", h)
+	}
 	for _, tool := range tools {
-		ann, ok := tool["annotations"].(map[string]any)
-		if !ok {
-			t.Fatalf("%v has no annotations", tool["name"])
-		}
-		for _, k := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
-			v, ok := ann[k].(bool)
-			if !ok {
-				t.Errorf("%v: %s missing from %v", tool["name"], k, ann)
-			}
-			if tool["name"] == "boom" && v {
-				// Annotations{} is all false; mcp-go's pessimistic
-				// defaults (destructive, open world) must not show.
-				t.Errorf("boom: %s = true, want the declared false", k)
-			}
-		}
-		if tool["name"] == "echo" && (ann["readOnlyHint"] != true || ann["idempotentHint"] != true) {
-			t.Errorf("echo annotations %v", ann)
-		}
 		in, _ := json.Marshal(tool["inputSchema"])
 		if tool["name"] == "echo" {
 			var want any

@@ -1,20 +1,18 @@
 package organizer
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/config"
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/journal"
+	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 	"github.com/bastion-mcp/bastion/safety/organize"
 	"github.com/bastion-mcp/bastion/safety/risk"
 )
@@ -61,20 +59,7 @@ func newEnv(t *testing.T, o config.Organizer) *env {
 		t.Fatal(err)
 	}
 	srv := New(Options{Root: root, Rules: rules, Journal: j, Audit: alog, Version: "test", Radar: &organize.Radar{Engine: eng, Root: ws}})
-	c, err := client.NewInProcessClient(srv.MCP())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	var req mcp.InitializeRequest
-	req.Params.ProtocolVersion = "2025-06-18"
-	req.Params.ClientInfo = mcp.Implementation{Name: "organizerd-tests", Version: "1"}
-	if _, err := c.Initialize(context.Background(), req); err != nil {
-		t.Fatal(err)
-	}
+	c := mcpkittest.StartInProcess(t, srv.MCP())
 	return &env{t: t, ws: ws, outside: outside, srv: srv, c: c, j: j, auditDir: auditDir}
 }
 
@@ -101,28 +86,11 @@ func (e *env) read(rel string) string {
 	return string(b)
 }
 
-type opResult struct {
-	OK     bool            `json:"ok"`
-	Code   string          `json:"code"`
-	Reason string          `json:"reason"`
-	Detail json.RawMessage `json:"detail"`
-}
+type opResult = mcpkittest.Result
 
 func (e *env) call(name string, args map[string]any) opResult {
 	e.t.Helper()
-	var req mcp.CallToolRequest
-	req.Params.Name = name
-	req.Params.Arguments = args
-	res, err := e.c.CallTool(context.Background(), req)
-	if err != nil {
-		e.t.Fatalf("%s: %v", name, err)
-	}
-	var r opResult
-	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, &r); err != nil {
-		e.t.Fatalf("%s: %v", name, err)
-	}
-	return r
+	return mcpkittest.Call(e.t, e.c, name, args)
 }
 
 type planOut struct {
@@ -146,7 +114,7 @@ func (e *env) plan() planOut {
 		e.t.Fatalf("plan: %+v", r)
 	}
 	var p planOut
-	json.Unmarshal(r.Detail, &p)
+	r.DecodeDetail(e.t, &p)
 	return p
 }
 

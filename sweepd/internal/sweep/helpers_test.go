@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 )
 
 // env is one sweepd server with a real root, a real audit log, a directory
@@ -93,31 +93,7 @@ func withMaxFinds(n int) envOpt { return func(o *Options) { o.MaxFinds = n } }
 // does: Start, then initialize with a pinned protocol version.
 func startClient(t *testing.T, srv *Server) *client.Client {
 	t.Helper()
-	c, err := client.NewInProcessClient(srv.MCP())
-	if err != nil {
-		t.Fatalf("NewInProcessClient: %v", err)
-	}
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	initialize(t, c)
-	return c
-}
-
-func initialize(t *testing.T, c *client.Client) {
-	t.Helper()
-	var req mcp.InitializeRequest
-	req.Params.ProtocolVersion = "2025-06-18"
-	req.Params.ClientInfo = mcp.Implementation{Name: "sweepd-attack-tests", Version: "1"}
-	res, err := c.Initialize(context.Background(), req)
-	if err != nil {
-		t.Fatalf("Initialize: %v", err)
-	}
-	if res.ProtocolVersion != "2025-06-18" {
-		t.Fatalf("negotiated %q, want 2025-06-18", res.ProtocolVersion)
-	}
+	return mcpkittest.StartInProcess(t, srv.MCP())
 }
 
 func canon(t *testing.T, p string) string {
@@ -130,15 +106,7 @@ func canon(t *testing.T, p string) string {
 }
 
 // opResult is the OperationResult as a client parses it.
-type opResult struct {
-	OK         bool            `json:"ok"`
-	Code       string          `json:"code"`
-	Action     string          `json:"action"`
-	Reason     string          `json:"reason"`
-	Detail     json.RawMessage `json:"detail"`
-	DurationMS float64         `json:"duration_ms"`
-	IsError    bool            `json:"-"`
-}
+type opResult = mcpkittest.Result
 
 type findOut struct {
 	ID           string `json:"id"`
@@ -200,58 +168,27 @@ func callToolCtx(ctx context.Context, t *testing.T, c *client.Client, name strin
 	return parseResult(t, res)
 }
 
+// parseResult is mcpkittest.Parse, and sweepd has no ok code but OK.
 func parseResult(t *testing.T, res *mcp.CallToolResult) opResult {
 	t.Helper()
-	if res.StructuredContent == nil {
-		t.Fatalf("result has no structured content: %+v", res)
-	}
-	sb, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r opResult
-	if err := json.Unmarshal(sb, &r); err != nil {
-		t.Fatalf("structured content is not an OperationResult: %v\n%s", err, sb)
-	}
-	if len(res.Content) != 1 {
-		t.Fatalf("want exactly one text content, got %d", len(res.Content))
-	}
-	tc, ok := mcp.AsTextContent(res.Content[0])
-	if !ok {
-		t.Fatalf("content is not text: %#v", res.Content[0])
-	}
-	var fromText opResult
-	if err := json.Unmarshal([]byte(tc.Text), &fromText); err != nil {
-		t.Fatalf("text content is not the OperationResult JSON: %v\n%s", err, tc.Text)
-	}
-	if fromText.Code != r.Code || fromText.OK != r.OK || fromText.Reason != r.Reason {
-		t.Fatalf("text and structured content disagree:\n%s\n%s", tc.Text, sb)
-	}
+	r := mcpkittest.Parse(t, res)
 	if r.OK != (r.Code == "OK") {
 		t.Fatalf("ok=%v with code %s", r.OK, r.Code)
 	}
-	if res.IsError == r.OK {
-		t.Fatalf("isError=%v with ok=%v", res.IsError, r.OK)
-	}
-	r.IsError = res.IsError
 	return r
 }
 
-func (r opResult) scan(t *testing.T) scanOut {
+func scanOf(t *testing.T, r opResult) scanOut {
 	t.Helper()
 	var s scanOut
-	if err := json.Unmarshal(r.Detail, &s); err != nil {
-		t.Fatalf("scan detail: %v\n%s", err, r.Detail)
-	}
+	r.DecodeDetail(t, &s)
 	return s
 }
 
-func (r opResult) reclaim(t *testing.T) reclaimOut {
+func reclaimOf(t *testing.T, r opResult) reclaimOut {
 	t.Helper()
 	var s reclaimOut
-	if err := json.Unmarshal(r.Detail, &s); err != nil {
-		t.Fatalf("reclaim detail: %v\n%s", err, r.Detail)
-	}
+	r.DecodeDetail(t, &s)
 	return s
 }
 
@@ -270,7 +207,7 @@ func (e *env) scanOK(args map[string]any) scanOut {
 	e.t.Helper()
 	r := e.call("scan", args)
 	wantCode(e.t, r, "OK")
-	return r.scan(e.t)
+	return scanOf(e.t, r)
 }
 
 // findAt returns the find whose path is p, or fails.

@@ -23,7 +23,7 @@ func (e *env) scanOne(project string) findOut {
 func (e *env) reclaim(args map[string]any) (opResult, reclaimOut) {
 	e.t.Helper()
 	r := e.call("reclaim", args)
-	return r, r.reclaim(e.t)
+	return r, reclaimOf(e.t, r)
 }
 
 // oneOutcome requires a single per-id result and returns it.

@@ -34,7 +34,7 @@ func TestEmptyRootListDeniesEveryPath(t *testing.T) {
 	// Without a path the server walks its roots: none, so nothing is found.
 	r := e.call("scan", map[string]any{})
 	if r.OK {
-		if s := r.scan(t); len(s.Finds) != 0 || s.Count != 0 {
+		if s := scanOf(t, r); len(s.Finds) != 0 || s.Count != 0 {
 			t.Fatalf("a server with no roots found %v", paths(s))
 		}
 	}

@@ -7,12 +7,13 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/tools_list.json")
@@ -23,99 +24,40 @@ const goldenToolsList = "testdata/tools_list.json"
 // puts it on the wire, normalised (keys sorted, indented, tools by name).
 func wireToolsListJSON(t *testing.T, srv *Server) []byte {
 	t.Helper()
-	m := srv.MCP()
-	resp := m.HandleMessage(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
-	raw, err := json.Marshal(resp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var env struct {
-		Result *struct {
-			Tools []map[string]any `json:"tools"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(raw, &env); err != nil || env.Result == nil {
-		t.Fatalf("tools/list: %v %s", err, raw)
-	}
-	sort.Slice(env.Result.Tools, func(i, j int) bool {
-		return env.Result.Tools[i]["name"].(string) < env.Result.Tools[j]["name"].(string)
-	})
-	out, err := json.MarshalIndent(map[string]any{"tools": env.Result.Tools}, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append(out, '\n')
+	return mcpkittest.ToolsListJSON(t, srv.MCP())
 }
 
 func wireTools(t *testing.T, srv *Server) []map[string]any {
 	t.Helper()
-	var v struct {
-		Tools []map[string]any `json:"tools"`
-	}
-	if err := json.Unmarshal(wireToolsListJSON(t, srv), &v); err != nil {
-		t.Fatal(err)
-	}
-	return v.Tools
+	return mcpkittest.Tools(t, wireToolsListJSON(t, srv))
 }
 
 func TestToolsListGolden(t *testing.T) {
 	e := newEnv(t)
 	got := wireToolsListJSON(t, e.srv)
-	if *update || os.Getenv("UPDATE_GOLDEN") == "1" {
-		if err := os.WriteFile(goldenToolsList, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("rewrote %s", goldenToolsList)
-	}
-	want, err := os.ReadFile(goldenToolsList)
-	if err != nil {
-		t.Fatalf("%v (run go test -run TestToolsListGolden -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("tools/list differs from %s (review the change, then rerun with -update):\n--- got\n%s", goldenToolsList, got)
-	}
+	mcpkittest.Golden(t, goldenToolsList, got, *update || os.Getenv("UPDATE_GOLDEN") == "1")
 	// The client sees the same three tools.
-	res, err := e.c.ListTools(context.Background(), mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
-	sort.Strings(names)
-	if strings.Join(names, ",") != "list_targets,reclaim,scan" {
+	if names := strings.Join(mcpkittest.ToolNames(t, e.c), ","); names != "list_targets,reclaim,scan" {
 		t.Fatalf("tools: %v", names)
 	}
 }
 
 func TestEveryToolDeclaresAllFourAnnotations(t *testing.T) {
 	e := newEnv(t)
-	type hints struct{ readOnly, destructive, idempotent, openWorld bool }
-	want := map[string]hints{
-		"list_targets": {true, false, true, false},
-		"scan":         {true, false, true, false},
-		"reclaim":      {false, true, false, false},
+	want := map[string]mcpkittest.Hints{
+		"list_targets": {ReadOnly: true, Idempotent: true},
+		"scan":         {ReadOnly: true, Idempotent: true},
+		"reclaim":      {Destructive: true},
 	}
-	tools := wireTools(t, e.srv)
+	toolsJSON := wireToolsListJSON(t, e.srv)
+	hints := mcpkittest.CheckAnnotations(t, toolsJSON)
+	tools := mcpkittest.Tools(t, toolsJSON)
 	if len(tools) != len(want) {
 		t.Fatalf("%d tools, want %d", len(tools), len(want))
 	}
 	for _, tool := range tools {
 		name := tool["name"].(string)
-		ann, ok := tool["annotations"].(map[string]any)
-		if !ok {
-			t.Fatalf("%s: no annotations", name)
-		}
-		get := func(k string) bool {
-			v, ok := ann[k].(bool)
-			if !ok {
-				t.Fatalf("%s: annotation %s is not set explicitly: %v", name, k, ann)
-			}
-			return v
-		}
-		got := hints{get("readOnlyHint"), get("destructiveHint"), get("idempotentHint"), get("openWorldHint")}
-		if got != want[name] {
+		if got := hints[name]; got != want[name] {
 			t.Fatalf("%s: annotations %+v, want %+v", name, got, want[name])
 		}
 		if d, _ := tool["description"].(string); len(d) < 40 {

@@ -2,7 +2,6 @@ package terminal
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -13,12 +12,12 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/command"
 	"github.com/bastion-mcp/bastion/safety/config"
 	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 	"github.com/bastion-mcp/bastion/safety/risk"
 	"github.com/bastion-mcp/bastion/safety/sandbox"
 )
@@ -125,21 +124,7 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 	}
 	e.srv = srv
 	t.Cleanup(srv.Close)
-	c, err := client.NewInProcessClient(srv.MCP())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	var req mcp.InitializeRequest
-	req.Params.ProtocolVersion = "2025-06-18"
-	req.Params.ClientInfo = mcp.Implementation{Name: "terminald-attack-tests", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		t.Fatalf("Initialize: %v", err)
-	}
+	c := mcpkittest.StartInProcess(t, srv.MCP())
 	e.c = c
 	return e
 }
@@ -166,26 +151,10 @@ func (r res) exit() int {
 
 func (e *env) call(t testing.TB, tool string, args map[string]any) res {
 	t.Helper()
-	var req mcp.CallToolRequest
-	req.Params.Name = tool
-	req.Params.Arguments = args
-	out, err := e.c.CallTool(context.Background(), req)
-	if err != nil {
-		t.Fatalf("CallTool %s: %v", tool, err)
-	}
-	if len(out.Content) != 1 {
-		t.Fatalf("%s: %d content items", tool, len(out.Content))
-	}
-	tc, ok := out.Content[0].(mcp.TextContent)
-	if !ok {
-		t.Fatalf("%s: content is %T", tool, out.Content[0])
-	}
-	var r res
-	if err := json.Unmarshal([]byte(tc.Text), &r); err != nil {
-		t.Fatalf("%s: result is not JSON: %v: %s", tool, err, tc.Text)
-	}
-	r.isErr, r.text = out.IsError, tc.Text
-	return r
+	r := mcpkittest.Call(t, e.c, tool, args)
+	out := res{OK: r.OK, Code: r.Code, Reason: r.Reason, isErr: r.IsError, text: r.Text}
+	r.DecodeDetail(t, &out.Detail)
+	return out
 }
 
 func (e *env) run(t testing.TB, line string) res {
