@@ -43,10 +43,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return config.Exit(stderr, err)
 	}
 	o := pol.Organizer
-	if o.WorkspaceRoot == "" {
-		return config.Exit(stderr, config.Fatalf("no workspace: set [organizer] workspace_root in the policy file or $%s; organizerd never picks a folder by itself", config.EnvWorkspaceRoot))
-	}
-	root, err := mcpkit.OpenRoot("workspace", o.WorkspaceRoot)
+	root, err := mcpkit.OpenRoot("workspace", o.WorkspaceRoot,
+		"set [organizer] workspace_root in the policy file or $"+config.EnvWorkspaceRoot+"; organizerd never picks a folder by itself")
 	if err != nil {
 		return config.Exit(stderr, err)
 	}

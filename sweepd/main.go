@@ -59,7 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var opened []*jail.Root
 	var paths []string
 	for _, r := range all {
-		jr, err := mcpkit.OpenRoot("root", r)
+		jr, err := mcpkit.OpenRoot("root", r, "an empty root was given; pass --root DIR or list directories in [sweep] roots")
 		if err != nil {
 			return config.Exit(stderr, err)
 		}

@@ -44,10 +44,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return config.Exit(stderr, err)
 	}
 	t := pol.Terminal
-	if t.JailRoot == "" {
-		return config.Exit(stderr, config.Fatalf("no jail_root: set [terminal] jail_root in the policy file or $%s; terminald never picks a directory by itself", config.EnvJailRoot))
-	}
-	root, err := mcpkit.OpenRoot("jail_root", t.JailRoot)
+	root, err := mcpkit.OpenRoot("jail_root", t.JailRoot,
+		"set [terminal] jail_root in the policy file or $"+config.EnvJailRoot+"; terminald never picks a directory by itself")
 	if err != nil {
 		return config.Exit(stderr, err)
 	}

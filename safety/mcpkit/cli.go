@@ -123,9 +123,13 @@ func (c *CLI) Parse(args []string, stdout, stderr io.Writer) (code int, done boo
 }
 
 // OpenRoot opens an operator root named by a policy key or flag (what, e.g.
-// "jail_root"), made absolute against the working directory. Any refusal is
-// a config.Fatal naming what and the path.
-func OpenRoot(what, path string) (*jail.Root, error) {
+// "jail_root"), made absolute against the working directory. An empty path
+// is refused with ifMissing (how to set it: servers never pick a root by
+// themselves); any other refusal is a config.Fatal naming what and the path.
+func OpenRoot(what, path, ifMissing string) (*jail.Root, error) {
+	if path == "" {
+		return nil, config.Fatalf("no %s: %s", what, ifMissing)
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, config.Fatalf("%s %q: cannot make it absolute", what, path)
