@@ -29,8 +29,14 @@
 //     assignments (FOO=1 ls): commands run by name, resolved only through
 //     the scrubbed PATH (see Resolve).
 //   - Anything not allowlisted; anything denylisted even if allowlisted; and
-//     a fixed set of shells, wrappers and interpreters that no policy can
-//     allow, because each runs an arbitrary command named in its arguments.
+//     a fixed set of shells, wrappers and interpreters that no policy in the
+//     allowlist profile can allow, because each runs an arbitrary command
+//     named in its arguments. Only the sandbox profile (Policy.Sandboxed),
+//     where the kernel boundary is the guarantee, may allowlist them; deny
+//     lists and argument rules still apply there.
+//   - Names are compared after one normalisation, Name, applied alike to
+//     argv[0] and to allowlist, denylist and rule entries: an operator
+//     writes python3 or gawk as typed, and it covers python3.11 and awk.
 //   - Arguments that match a deny rule. Rules see through --opt=val versus
 //     --opt val, unique-prefix abbreviations of long options (--upl is
 //     --upload-pack), bundled short flags (-xfC), attached values

@@ -38,10 +38,10 @@ func FuzzCheck(f *testing.F) {
 			t.Fatalf("%q: allowed argv %q", line, d.Argv)
 		}
 		name := Name(d.Argv[0])
-		if name != d.Name || !slices.Contains(p.Allow, name) || slices.Contains(p.Deny, name) {
+		if name != d.Name || !contains(p.Allow, name) || contains(p.Deny, name) {
 			t.Fatalf("%q: allowed %q (name %q) outside the allowlist or on the denylist", line, d.Argv[0], name)
 		}
-		if _, bad := never[name]; bad {
+		if _, bad := never[name]; bad && !p.Sandboxed {
 			t.Fatalf("%q: allowed a never-allowed program", line)
 		}
 		if strings.ContainsAny(line, "\n\x00") {

@@ -45,7 +45,10 @@ var dotted = map[string]bool{"mkfs": true, "fsck": true, "vim": true, "mount": t
 // Name returns the normalised name of a program: the last element of a
 // path, lower-cased, without a trailing ".exe" or trailing dots and spaces,
 // with known aliases and version suffixes folded (gawk → awk, python3.12 →
-// python, vim.basic → vim). The policy speaks only of normalised names.
+// python, vim.basic → vim). It is the one normalisation of program names:
+// argv[0] and every allowlist, denylist and rule entry go through it, so
+// an operator writes names as typed (python3) and they match every
+// spelling of the program.
 func Name(argv0 string) string {
 	s := argv0
 	if i := strings.LastIndexAny(s, `/\`); i >= 0 {

@@ -35,10 +35,22 @@ type Rule struct {
 
 // Policy is the [terminal] allowlist, denylist and argument rules. The zero
 // Policy allows nothing.
+//
+// Names in Allow, Deny and a Rule's Command are written as people type
+// them (python3, gawk, nodejs) and compared after Name, the normalisation
+// applied to argv[0]: python3 on the allowlist admits python3.11 and
+// python, and python3 on the denylist denies them all.
 type Policy struct {
 	Allow []string
 	Deny  []string
 	Rules []Rule
+	// Sandboxed is set when the operator's profile is "sandbox": the
+	// kernel boundary (namespaces, Landlock, seccomp, limits), not this
+	// policy, is then the guarantee, so shells, wrappers and interpreters
+	// may be allowlisted. Deny lists and argument rules still apply, and a
+	// shell that is not allowlisted is still refused as not allowlisted.
+	// When false, no policy can allow them.
+	Sandboxed bool
 }
 
 // Decision is the outcome of evaluating one argv.
@@ -62,10 +74,27 @@ func (d Decision) Err() error {
 	return result.New(d.Code, d.Reason)
 }
 
-// never are programs no policy can allow: each runs a command named in
-// its arguments (a shell, a wrapper, an interpreter), so allowing it would
-// make the allowlist meaningless.
+// never are programs no policy in the allowlist profile can allow: each
+// runs a command named in its arguments (a shell, a wrapper, an
+// interpreter), so allowing it would make the allowlist meaningless. The
+// sandbox profile (Policy.Sandboxed) may allowlist them. Keys are
+// normalised names (see Name).
 var never = map[string]string{}
+
+// Never reports whether name (any spelling; it is normalised) is a shell,
+// wrapper or interpreter that only the sandbox profile may allowlist, and
+// why.
+func Never(name string) (why string, ok bool) {
+	why, ok = never[Name(name)]
+	return why, ok
+}
+
+// sandboxProfileHint is how an operator allows a never-table program.
+const sandboxProfileHint = `set [terminal] profile = "sandbox" to allow it (the kernel boundary is then the guarantee)`
+
+// sandboxGuarantee ends the reason of an allow in the sandbox profile.
+const sandboxGuarantee = `under profile "sandbox" the kernel boundary (namespaces, Landlock, seccomp, resource limits) ` +
+	"is the guarantee, not the argument rules"
 
 func init() {
 	add := func(why string, names ...string) {
@@ -84,7 +113,7 @@ func init() {
 		"start-stop-daemon", "run-parts", "entr", "sg", "newgrp")
 	add("it is an interpreter: its arguments are a program, which would bypass every argument rule",
 		"python", "perl", "ruby", "node", "php", "lua", "tclsh", "wish", "awk", "sed", "irb",
-		"deno", "bun", "osascript", "jshell", "guile", "racket", "R", "rscript", "julia")
+		"deno", "bun", "osascript", "jshell", "guile", "racket", "r", "rscript", "julia")
 }
 
 // compiled is one parsed deny_args entry.
@@ -204,13 +233,16 @@ func deny(d Decision, code result.Code, rule, reason string) Decision {
 	return d
 }
 
+// contains reports whether list names the program name (normalised), each
+// entry being normalised by Name as well.
 func contains(list []string, name string) bool {
-	return slices.ContainsFunc(list, func(s string) bool { return s == name || Name(s) == name })
+	return slices.ContainsFunc(list, func(s string) bool { return Name(s) == name })
 }
 
 // Evaluate decides whether argv may run. Deny wins: a program is refused
-// if it is a path, a shell, wrapper or interpreter, on the denylist, not on
-// the allowlist, or if an argument rule (built-in or the policy's) matches.
+// if it is a path, a shell, wrapper or interpreter (unless Sandboxed), on
+// the denylist, not on the allowlist, or if an argument rule (built-in or
+// the policy's) matches.
 func (p *Policy) Evaluate(argv []string) Decision {
 	d := Decision{Code: result.PolicyDenied, Argv: slices.Clone(argv)}
 	if len(argv) == 0 || argv[0] == "" {
@@ -227,7 +259,8 @@ func (p *Policy) Evaluate(argv []string) Decision {
 		return deny(d, result.PolicyDenied, "env-assignment", "NAME=value before a command sets an environment "+
 			"variable in a shell; "+noShell+" and the environment is fixed: drop the assignment")
 	}
-	if why, ok := never[d.Name]; ok {
+	why, isNever := never[d.Name]
+	if isNever && !p.Sandboxed {
 		return deny(d, result.PolicyDenied, "builtin.never", quote(d.Name)+" is never allowed: "+why+
 			". Run the program you want directly, by name, if the policy allows it")
 	}
@@ -252,7 +285,7 @@ func (p *Policy) Evaluate(argv []string) Decision {
 		spec = &cmdSpec{}
 	}
 	for i, r := range builtinRules {
-		if r.Command != d.Name && Name(r.Command) != d.Name {
+		if Name(r.Command) != d.Name {
 			continue
 		}
 		if entry, ok := matchRule(spec, r, &a); ok {
@@ -260,7 +293,7 @@ func (p *Policy) Evaluate(argv []string) Decision {
 		}
 	}
 	for i, r := range p.Rules {
-		if r.Command != d.Name && Name(r.Command) != d.Name {
+		if Name(r.Command) != d.Name {
 			continue
 		}
 		if entry, ok := matchRule(spec, r, &a); ok {
@@ -268,6 +301,12 @@ func (p *Policy) Evaluate(argv []string) Decision {
 		}
 	}
 	d.Allowed, d.Code, d.Rule, d.Reason = true, result.OK, "terminal.allowlist", quote(d.Name)+" is allowlisted and no argument rule matched"
+	if p.Sandboxed {
+		if isNever {
+			d.Reason += " (" + why + ")"
+		}
+		d.Reason += ". " + strings.ToUpper(sandboxGuarantee[:1]) + sandboxGuarantee[1:]
+	}
 	return d
 }
 
@@ -340,10 +379,12 @@ func (p *Policy) Check(line string) (Decision, error) {
 }
 
 // Validate reports what is wrong with the policy, every problem joined in
-// one error: names that are empty, not normalised or paths; shells,
-// wrappers and interpreters on the allowlist; rules without a reason,
-// without entries, with an entry that does not compile, or for a command
-// that is not allowlisted (such a rule could never apply).
+// one error: names that are empty, paths, or not a program name at all;
+// shells, wrappers and interpreters on the allowlist unless Sandboxed;
+// rules without a reason, without entries, with an entry that does not
+// compile, or for a command that is not allowlisted (such a rule could
+// never apply). Names are accepted as people type them (python3, GAWK,
+// nodejs) and compared after Name.
 func (p *Policy) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) {
@@ -353,16 +394,18 @@ func (p *Policy) Validate() error {
 		switch {
 		case strings.TrimSpace(n) == "":
 			bad("%s has an empty command name", list)
-		case strings.ContainsAny(n, `/\ `):
+		case strings.ContainsAny(n, `/\`):
 			bad("%s entry %q must be a bare program name, not a path", list, n)
-		case Name(n) != n:
-			bad("%s entry %q is spelled %q after normalisation; write that", list, n, Name(n))
+		case strings.ContainsFunc(n, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '=' }):
+			bad("%s entry %q is not a program name (it contains a space, a control character or '=')", list, n)
+		case Name(n) == "":
+			bad("%s entry %q names no program", list, n)
 		}
 	}
 	for _, n := range p.Allow {
 		checkName("terminal.allowlist", n)
-		if why, ok := never[Name(n)]; ok {
-			bad("terminal.allowlist must not contain %q: %s", n, why)
+		if why, ok := never[Name(n)]; ok && !p.Sandboxed {
+			bad("terminal.allowlist must not contain %q: %s; %s", n, why, sandboxProfileHint)
 		}
 	}
 	for _, n := range p.Deny {

@@ -78,6 +78,14 @@ type Terminal struct {
 	// JailRoot is the only tree commands may write (and their working
 	// directories must lie in); required, no default.
 	JailRoot string `toml:"jail_root" json:"jail_root"`
+	// Profile is "allowlist" (default: shells, wrappers and interpreters
+	// can never be allowlisted; the command policy bounds what runs) or
+	// "sandbox" (they may be allowlisted, so bash, python3, make, go, npm
+	// and cargo can run; deny lists and argument rules still apply, but the
+	// kernel boundary is the guarantee, so the profile needs landlock =
+	// "required" and isolation = "namespaces" and refuses to start
+	// otherwise).
+	Profile string `toml:"profile" json:"profile"`
 	// Limits bound each command.
 	Limits TerminalLimits `toml:"limits" json:"limits"`
 	// Sandbox configures kernel confinement.
@@ -102,15 +110,73 @@ type TerminalLimits struct {
 	// MaxOutputBytes caps stdout and stderr each, after redaction
 	// (1..16 MiB, default 65536); output past the cap is drained, not kept.
 	MaxOutputBytes int `toml:"max_output_bytes" json:"max_output_bytes"`
+	// MemoryMB bounds the memory of one command in MiB (16..65536,
+	// default 2048; 0 means the default), enforced by RLIMIT_DATA per
+	// process plus a watchdog over the total resident memory of the
+	// command's PID namespace. A command it stops reports
+	// detail.limit = "memory".
+	MemoryMB int `toml:"memory_mb" json:"memory_mb"`
+	// MaxProcesses bounds the tasks (processes and threads together) of one
+	// command (8..65536, default 1024; 0 means the default), enforced by
+	// RLIMIT_NPROC in the command's own user namespace plus a watchdog over
+	// the task count of its PID namespace. A command it stops reports
+	// detail.limit = "processes".
+	MaxProcesses int `toml:"max_processes" json:"max_processes"`
+	// CPUSeconds bounds the CPU time of one command in seconds (1..86400,
+	// default 600; 0 means the default), enforced by RLIMIT_CPU per process
+	// plus a watchdog over the total CPU time of the command's PID
+	// namespace. A command it stops reports detail.limit = "cpu".
+	CPUSeconds int `toml:"cpu_seconds" json:"cpu_seconds"`
+	// MaxFileMB bounds the size of any one file a command writes, in MiB
+	// (1..1048576, default 1024; 0 means the default), enforced by
+	// RLIMIT_FSIZE (a write past it fails with EFBIG). It bounds each
+	// file, not the total written. A command it stops reports
+	// detail.limit = "file_size".
+	MaxFileMB int `toml:"max_file_mb" json:"max_file_mb"`
+	// MaxOpenFiles bounds the file descriptors each process of a command
+	// may hold open (16..1048576, default 1024; 0 means the default),
+	// enforced by RLIMIT_NOFILE per process. A command it stops reports
+	// detail.limit = "open_files".
+	MaxOpenFiles int `toml:"max_open_files" json:"max_open_files"`
 }
 
 // TerminalSandbox configures kernel confinement.
 type TerminalSandbox struct {
 	// Landlock is "required" (default: refuse to start without it),
 	// "best-effort" (run unconfined where unavailable, and say so) or "off".
+	// The sandbox profile needs "required".
 	Landlock string `toml:"landlock" json:"landlock"`
-	// Network is "deny" (default: TCP bind and connect refused) or "allow".
+	// Isolation is "namespaces" (default: each command runs in new mount,
+	// PID, network, IPC and UTS namespaces, plus a user namespace when the
+	// server is not root, and sees only the jail, its private HOME and
+	// TMPDIR, the caches and read_paths, with Landlock and seccomp inside
+	// as a second wall; terminald refuses to start where the kernel refuses
+	// namespaces to its user) or "landlock" (Landlock and seccomp only, no
+	// namespaces: a descendant that leaves the command's process group can
+	// outlive it). The sandbox profile and network = "proxy" need
+	// "namespaces".
+	Isolation string `toml:"isolation" json:"isolation"`
+	// Network is "deny" (default: the command has only its own loopback; no
+	// TCP, UDP or raw traffic reaches the host or the world, and no host
+	// UNIX socket), "allow" (the host's network) or "proxy" (the only way
+	// out is terminald's HTTP/HTTPS CONNECT proxy, which admits only
+	// allowed_hosts; needs isolation = "namespaces").
 	Network string `toml:"network" json:"network"`
+	// AllowedHosts are the host patterns the proxy admits when network =
+	// "proxy" (required then, and refused with any other network): an
+	// exact host ("example.com", "localhost", "192.0.2.7") or "*." and a
+	// domain of at least two labels ("*.example.org" matches any subdomain
+	// at any depth, but not example.org itself). Patterns are compared in
+	// lower case and name a host only: no scheme, path, port or trailing
+	// dot; an allowed host is admitted on any port.
+	AllowedHosts []string `toml:"allowed_hosts" json:"allowed_hosts"`
+	// Caches lists persistent, writable tool caches, a subset of "go",
+	// "npm", "pip" and "cargo". Each is a directory under terminald's state
+	// directory, never inside the jail and never the user's own cache,
+	// shared by every command, with the tool's variables pointed at it
+	// (GOCACHE and GOMODCACHE; npm_config_cache; PIP_CACHE_DIR;
+	// CARGO_HOME), so a second build reuses the first one's downloads.
+	Caches []string `toml:"caches" json:"caches"`
 	// ReadPaths replaces the read-only (and executable) trees a command may
 	// use besides the jail; empty means the sandbox's default system set
 	// (/usr, /bin, /lib..., a few /etc files).
@@ -119,13 +185,18 @@ type TerminalSandbox struct {
 
 // CommandList is a list of command names.
 type CommandList struct {
-	// Commands are command names (basenames, not paths).
+	// Commands are command names as you would type them (python3, gawk,
+	// nodejs), not paths. Each is normalised the way the program name of a
+	// command line is (lower case, known aliases and version suffixes
+	// folded: python3.11 and python3 are python, gawk is awk), so one entry
+	// covers every spelling of the program.
 	Commands []string `toml:"commands" json:"commands"`
 }
 
 // TerminalRule is one argument rule.
 type TerminalRule struct {
-	// Command is the allowlisted command the rule applies to.
+	// Command is the allowlisted command the rule applies to, normalised
+	// like the allowlist's names.
 	Command string `toml:"command" json:"command"`
 	// DenyArgs: each entry is a space-separated token set; a command line
 	// containing all of its tokens, in any order and any spelling of the
@@ -360,7 +431,7 @@ func (p *Policy) validateShared() error {
 	if p.Sweep.MaxFinds < 0 || p.Sweep.MaxFinds > 100000 {
 		return Fatalf("sweep.max_finds must be between 1 and 100000")
 	}
-	return nil
+	return p.Terminal.Validate()
 }
 
 // TTL returns sweep.ticket_ttl or its default of one hour.

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+
+	"github.com/bastion-mcp/bastion/safety/command"
 )
 
 // Servers are the server names Effective knows.
@@ -43,7 +45,9 @@ type CheckOptions struct {
 
 // Interpreters are allowlist entries that run arbitrary code given as an
 // argument or a file: allowlisting one turns the command policy into
-// "anything the interpreter can do".
+// "anything the interpreter can do". In the allowlist profile, check warns
+// about those the command policy does not already refuse (make, npm, pip,
+// vim, docker...); the sandbox profile allows them all.
 var Interpreters = []string{
 	"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "csh", "tcsh", "busybox", "powershell", "pwsh",
 	"python", "python2", "python3", "perl", "ruby", "node", "deno", "bun", "php", "lua", "tclsh", "R", "julia",
@@ -95,40 +99,7 @@ func (p *Policy) Effective(server string, o CheckOptions) *Effective {
 			set("terminal.jail_root", "%s", t.JailRoot)
 			e.checkRoot("jail root", t.JailRoot)
 		}
-		set("terminal.allowlist", "%d command(s)", len(t.Allowlist.Commands))
-		set("terminal.denylist", "%d command(s)", len(t.Denylist.Commands))
-		set("terminal.rules", "%d argument rule(s)", len(t.Rules))
-		set("terminal.limits", "timeout %s, output %s", orDefault(t.Limits.TimeoutSeconds, "s"), orDefault(t.Limits.MaxOutputBytes, " bytes"))
-		ll, nw := or(t.Sandbox.Landlock, "required"), or(t.Sandbox.Network, "deny")
-		set("terminal.sandbox", "landlock %s, network %s, %d extra read path(s)", ll, nw, len(t.Sandbox.ReadPaths))
-		set("terminal.env.path", "%s", list(t.Env.Path))
-		if t.State.Dir != "" {
-			set("terminal.state.dir", "%s", t.State.Dir)
-		}
-		if len(t.Allowlist.Commands) == 0 {
-			e.Warnf("the allowlist is empty: every command will be denied")
-		}
-		denied := map[string]bool{}
-		for _, c := range t.Denylist.Commands {
-			denied[c] = true
-		}
-		for _, c := range t.Allowlist.Commands {
-			if isInterpreter(c) && !denied[c] {
-				e.Warnf("allowlisted interpreter %q: it runs whatever program its arguments name, so the command policy no longer bounds what runs", c)
-			}
-		}
-		if nw == "allow" {
-			e.Warnf("network = \"allow\": commands may open network connections (exfiltration, downloads)")
-		}
-		switch ll {
-		case "off":
-			e.Warnf("landlock = \"off\": commands are not kernel-confined to the jail; only the command policy stands between them and your files")
-		case "best-effort":
-			e.Warnf("landlock = \"best-effort\": on a kernel without Landlock commands run unconfined instead of being refused")
-		}
-		if runtime.GOOS != "linux" {
-			e.Warnf("this platform (%s) has no Landlock: terminald cannot kernel-confine commands here", runtime.GOOS)
-		}
+		e.terminal(t, set)
 		if t.State.Dir != "" && t.JailRoot != "" && IsWithin(t.State.Dir, t.JailRoot) {
 			e.Errorf("terminal.state.dir %s lies inside the jail root %s", t.State.Dir, t.JailRoot)
 		}
@@ -261,11 +232,12 @@ func broadRoot(root string) string {
 	return ""
 }
 
+// isInterpreter reports whether c, normalised like every command name
+// (command.Name), is one of Interpreters.
 func isInterpreter(c string) bool {
-	base := strings.ToLower(filepath.Base(c))
+	n := command.Name(c)
 	for _, i := range Interpreters {
-		if base == strings.ToLower(i) || strings.HasPrefix(base, strings.ToLower(i)+".") ||
-			(strings.HasPrefix(base, strings.ToLower(i)) && strings.Trim(base[len(i):], "0123456789.") == "") {
+		if command.Name(i) == n {
 			return true
 		}
 	}

@@ -38,16 +38,34 @@ func TestCheckWarnsAboutFilesystemRoot(t *testing.T) {
 func TestCheckWarnsAboutAllowlistedInterpreterAndNetwork(t *testing.T) {
 	p := &Policy{}
 	p.Terminal.JailRoot = t.TempDir()
-	p.Terminal.Allowlist.Commands = []string{"ls", "python3.12", "bash"}
+	p.Terminal.Allowlist.Commands = []string{"ls", "make", "npm"}
 	p.Terminal.Sandbox.Network = "allow"
 	e := p.Effective("terminald", CheckOptions{StateDir: state(t.TempDir())})
-	for _, w := range []string{`"python3.12"`, `"bash"`, "network"} {
+	for _, w := range []string{`"make"`, `"npm"`, "network"} {
 		if !has(e.Warnings, w) {
 			t.Errorf("no warning mentioning %s: %q", w, e.Warnings)
 		}
 	}
 	if has(e.Warnings, `"ls"`) {
 		t.Errorf("ls is not an interpreter: %q", e.Warnings)
+	}
+}
+
+// check must refuse what terminald refuses at startup: in the allowlist
+// profile, a shell or interpreter on the allowlist is an error, whatever
+// its spelling, and the error says how to allow it.
+func TestCheckRefusesAllowlistedShellInAllowlistProfile(t *testing.T) {
+	p := &Policy{}
+	p.Terminal.JailRoot = t.TempDir()
+	p.Terminal.Allowlist.Commands = []string{"ls", "python3.12", "bash"}
+	e := p.Effective("terminald", CheckOptions{StateDir: state(t.TempDir())})
+	for _, w := range []string{`"python3.12"`, `"bash"`, `profile = "sandbox"`} {
+		if !has(e.Errors, w) {
+			t.Errorf("no error mentioning %s: %q", w, e.Errors)
+		}
+	}
+	if has(e.Warnings, `"bash"`) {
+		t.Errorf("an error is not also a warning: %q", e.Warnings)
 	}
 }
 

@@ -26,12 +26,28 @@ import (
 	"github.com/bastion-mcp/bastion/safety/config"
 )
 
-// enums lists the closed value sets the Go types cannot express.
+// enums lists the closed value sets the Go types cannot express (for an
+// array, the set its items come from).
 var enums = map[string][]string{
-	"audit_fail_mode":           {"closed", "open"},
-	"terminal.sandbox.landlock": {"required", "best-effort", "off"},
-	"terminal.sandbox.network":  {"deny", "allow"},
-	"organizer.skip.layer":      {"protection", "restraint"},
+	"audit_fail_mode":            {"closed", "open"},
+	"terminal.profile":           config.Profiles,
+	"terminal.sandbox.isolation": config.Isolations,
+	"terminal.sandbox.landlock":  config.LandlockModes,
+	"terminal.sandbox.network":   config.Networks,
+	"terminal.sandbox.caches":    config.CacheNames,
+	"organizer.skip.layer":       {"protection", "restraint"},
+}
+
+// bounds lists the ranges of integer keys (0, the default, is always
+// accepted too).
+var bounds = map[string][2]int{
+	"terminal.limits.timeout_seconds":  {config.TimeoutSecondsMin, config.TimeoutSecondsMax},
+	"terminal.limits.max_output_bytes": {config.MaxOutputBytesMin, config.MaxOutputBytesMax},
+	"terminal.limits.memory_mb":        {config.MemoryMBMin, config.MemoryMBMax},
+	"terminal.limits.max_processes":    {config.MaxProcessesMin, config.MaxProcessesMax},
+	"terminal.limits.cpu_seconds":      {config.CPUSecondsMin, config.CPUSecondsMax},
+	"terminal.limits.max_file_mb":      {config.MaxFileMBMin, config.MaxFileMBMax},
+	"terminal.limits.max_open_files":   {config.MaxOpenFilesMin, config.MaxOpenFilesMax},
 }
 
 // envs names the environment variable that overrides a key.
@@ -136,7 +152,15 @@ func walk(t reflect.Type, prefix string, d docs, keys *[]key) map[string]any {
 				s["description"] = k.doc
 			}
 			if len(k.enum) > 0 {
-				s["enum"] = k.enum
+				if items, ok := s["items"].(map[string]any); ok {
+					items["enum"] = k.enum
+				} else {
+					s["enum"] = k.enum
+				}
+			}
+			if b, ok := bounds[path]; ok {
+				// 0 means the default, so the schema admits it besides the range.
+				s["anyOf"] = []any{map[string]any{"const": 0}, map[string]any{"minimum": b[0], "maximum": b[1]}}
 			}
 			props[name] = s
 		}
@@ -251,7 +275,11 @@ func markdown(keys []key, d docs) []byte {
 				doc = "(undocumented in safety/config)"
 			}
 			if len(k.enum) > 0 {
-				doc += " One of: `" + strings.Join(k.enum, "`, `") + "`."
+				lead := " One of: `"
+				if strings.HasPrefix(k.typ, "array") {
+					lead = " Each one of: `"
+				}
+				doc += lead + strings.Join(k.enum, "`, `") + "`."
 			}
 			env := k.env
 			if env == "" {

@@ -1,0 +1,143 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"runtime"
+	"strings"
+
+	"github.com/bastion-mcp/bastion/safety/command"
+	"github.com/bastion-mcp/bastion/safety/result"
+)
+
+// SandboxGuarantee is the plain statement check prints for the sandbox
+// profile.
+const SandboxGuarantee = "the kernel boundary (namespaces + Landlock + seccomp + limits), not the argument rules, " +
+	"is the guarantee: allowlisted shells and interpreters can run any program inside it"
+
+// CommandPolicy builds the command policy of [terminal]: its allowlist,
+// denylist and rules, Sandboxed when the profile is "sandbox".
+func (t Terminal) CommandPolicy() command.Policy {
+	cp := command.Policy{Allow: t.Allowlist.Commands, Deny: t.Denylist.Commands, Sandboxed: t.Sandboxed()}
+	for _, r := range t.Rules {
+		cp.Rules = append(cp.Rules, command.Rule{Command: r.Command, DenyArgs: r.DenyArgs, LongOptions: r.LongOptions, Reason: r.Reason})
+	}
+	return cp
+}
+
+// terminal adds terminald's settings, warnings and errors to e.
+func (e *Effective) terminal(t Terminal, set func(k, format string, a ...any)) {
+	t.Sandbox.AllowedHosts = append([]string(nil), t.Sandbox.AllowedHosts...) // Validate lower-cases in place
+	if err := t.Validate(); err != nil {
+		e.Errorf("%s", err)
+	}
+	sandboxed := t.Sandboxed()
+	set("terminal.profile", "%s", t.EffectiveProfile())
+	if sandboxed {
+		set("terminal.guarantee", "%s", SandboxGuarantee)
+	}
+	set("terminal.allowlist", "%d command(s)", len(t.Allowlist.Commands))
+	set("terminal.denylist", "%d command(s)", len(t.Denylist.Commands))
+	set("terminal.rules", "%d argument rule(s)", len(t.Rules))
+	l := t.Limits.WithDefaults()
+	for _, c := range []struct {
+		key      string
+		set, eff int
+		unit     string
+	}{
+		{"timeout_seconds", t.Limits.TimeoutSeconds, l.TimeoutSeconds, "s"},
+		{"max_output_bytes", t.Limits.MaxOutputBytes, l.MaxOutputBytes, " bytes"},
+		{"memory_mb", t.Limits.MemoryMB, l.MemoryMB, " MiB"},
+		{"max_processes", t.Limits.MaxProcesses, l.MaxProcesses, " processes and threads"},
+		{"cpu_seconds", t.Limits.CPUSeconds, l.CPUSeconds, "s of CPU"},
+		{"max_file_mb", t.Limits.MaxFileMB, l.MaxFileMB, " MiB per file"},
+		{"max_open_files", t.Limits.MaxOpenFiles, l.MaxOpenFiles, " descriptors per process"},
+	} {
+		v := fmt.Sprintf("%d%s", c.eff, c.unit)
+		if c.set == 0 {
+			v += " (default)"
+		}
+		set("terminal.limits."+c.key, "%s", v)
+	}
+	s := t.Sandbox
+	ll, nw, iso := s.EffectiveLandlock(), s.EffectiveNetwork(), s.EffectiveIsolation()
+	set("terminal.sandbox.isolation", "%s", iso)
+	set("terminal.sandbox.landlock", "%s", ll)
+	if nw == NetworkProxy {
+		set("terminal.sandbox.network", "proxy, %d allowed host(s) %s", len(s.AllowedHosts), list(s.AllowedHosts))
+	} else {
+		set("terminal.sandbox.network", "%s", nw)
+	}
+	set("terminal.sandbox.caches", "%s", list(s.Caches))
+	set("terminal.sandbox.read_paths", "%d extra read path(s)", len(s.ReadPaths))
+	set("terminal.env.path", "%s", list(t.Env.Path))
+	if t.State.Dir != "" {
+		set("terminal.state.dir", "%s", t.State.Dir)
+	}
+
+	cp := t.CommandPolicy()
+	if err := cp.Validate(); err != nil {
+		for _, r := range reasons(err) {
+			e.Errorf("%s", r)
+		}
+	}
+	if len(t.Allowlist.Commands) == 0 {
+		e.Warnf("the allowlist is empty: every command will be denied")
+	}
+	if !sandboxed {
+		denied := map[string]bool{}
+		for _, c := range t.Denylist.Commands {
+			denied[command.Name(c)] = true
+		}
+		for _, c := range t.Allowlist.Commands {
+			if _, never := command.Never(c); !never && isInterpreter(c) && !denied[command.Name(c)] {
+				e.Warnf("allowlisted interpreter %q: it runs whatever program its arguments name, so the command policy no longer bounds what runs", c)
+			}
+		}
+	}
+	switch nw {
+	case NetworkAllow:
+		e.Warnf("network = \"allow\": commands may open network connections (exfiltration, downloads)")
+	case NetworkProxy:
+		for _, h := range s.AllowedHosts {
+			if local(h) {
+				e.Warnf("allowed_hosts entry %q is this machine: through the proxy, commands reach every service listening on it", h)
+			}
+		}
+	}
+	if iso == IsolationLandlock {
+		e.Warnf("isolation = \"landlock\": commands run without namespaces, so a process that leaves the command's process group (setsid, a double fork) can outlive it")
+	}
+	switch ll {
+	case LandlockOff:
+		e.Warnf("landlock = \"off\": commands are not kernel-confined to the jail; only the command policy stands between them and your files")
+	case LandlockBestEffort:
+		e.Warnf("landlock = \"best-effort\": on a kernel without Landlock commands run unconfined instead of being refused")
+	}
+	if runtime.GOOS != "linux" {
+		e.Warnf("this platform (%s) has no Landlock: terminald cannot kernel-confine commands here", runtime.GOOS)
+	}
+}
+
+// local reports whether a host pattern names this machine.
+func local(h string) bool {
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+}
+
+// reasons returns the reason of each error joined in err.
+func reasons(err error) []string {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	out := make([]string, 0, len(errs))
+	for _, e := range errs {
+		_, r := result.Classify(e)
+		out = append(out, r)
+	}
+	return out
+}
