@@ -10,15 +10,17 @@ package main
 
 import (
 	"io"
+	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/bastion-mcp/bastion/safety/audit"
-	"github.com/bastion-mcp/bastion/safety/command"
 	"github.com/bastion-mcp/bastion/safety/config"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
+	"github.com/bastion-mcp/bastion/safety/proxy"
 	"github.com/bastion-mcp/bastion/safety/redact"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/risk"
@@ -51,23 +53,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer root.Close()
 
-	mode := sandbox.Mode(t.Sandbox.Landlock)
-	if _, err := sandbox.Check(mode); err != nil {
-		return config.Exit(stderr, config.Fatalf("[terminal.sandbox] landlock: %s", reasonOf(err)))
-	}
-	var network bool
-	switch t.Sandbox.Network {
-	case "", "deny":
-	case "allow":
-		network = true
-	default:
-		return config.Exit(stderr, config.Fatalf("[terminal.sandbox] network must be \"deny\" or \"allow\", not %q", t.Sandbox.Network))
+	mode := sandbox.Mode(t.Sandbox.EffectiveLandlock())
+	iso := sandbox.Isolation(t.Sandbox.EffectiveIsolation())
+	netMode := sandbox.NetMode(t.Sandbox.EffectiveNetwork())
+	if _, err := sandbox.Preflight(mode, iso, netMode); err != nil {
+		return config.Exit(stderr, config.Fatalf("[terminal.sandbox] landlock = %q, isolation = %q: %s", mode, iso, reasonOf(err)))
 	}
 
-	cp := command.Policy{Allow: t.Allowlist.Commands, Deny: t.Denylist.Commands}
-	for _, r := range t.Rules {
-		cp.Rules = append(cp.Rules, command.Rule{Command: r.Command, DenyArgs: r.DenyArgs, LongOptions: r.LongOptions, Reason: r.Reason})
-	}
+	cp := t.CommandPolicy()
 	if err := cp.Validate(); err != nil {
 		return config.Exit(stderr, config.Fatalf("%s", reasonsOf(err)))
 	}
@@ -124,10 +117,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return config.Exit(stderr, config.Fatalf("[radar] %s", reasonOf(err)))
 	}
 
+	caches, err := sandbox.Caches(stateDir, t.Sandbox.Caches)
+	if err != nil {
+		return config.Exit(stderr, config.Fatalf("[terminal.sandbox] caches: %s", reasonOf(err)))
+	}
+	var proxySocket string
+	if netMode == sandbox.NetProxy {
+		stop, sock, err := startProxy(stateDir, t.Sandbox.AllowedHosts, alog, logger)
+		if err != nil {
+			return config.Exit(stderr, config.Fatalf("[terminal.sandbox] network = \"proxy\": %s", reasonOf(err)))
+		}
+		defer stop()
+		proxySocket = sock
+	}
+	lim := t.Limits.WithDefaults()
 	srv, err := terminal.New(terminal.Options{
 		Root: root, Policy: cp, Path: t.Env.Path, PassEnv: pass, Redact: rs,
 		Timeout: time.Duration(t.Limits.TimeoutSeconds) * time.Second, MaxOutputBytes: t.Limits.MaxOutputBytes,
-		Landlock: mode, Network: network, ReadPaths: t.Sandbox.ReadPaths, StateDir: stateDir,
+		Landlock: mode, Isolation: iso, Net: netMode, ProxySocket: proxySocket,
+		Limits: sandbox.Limits{MemoryMB: lim.MemoryMB, MaxProcesses: lim.MaxProcesses, CPUSeconds: lim.CPUSeconds,
+			MaxFileMB: lim.MaxFileMB, MaxOpenFiles: lim.MaxOpenFiles},
+		Sandboxed: t.Sandboxed(), Caches: caches, ReadPaths: t.Sandbox.ReadPaths, StateDir: stateDir,
 		Audit: alog, Radar: radar, Logger: logger, Version: version,
 	})
 	if err != nil {
@@ -136,10 +146,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer srv.Close() // before alog.Close (deferred earlier, so it runs later)
 	_ = alog.Event("start", map[string]any{"version": version, "jail_root": root.Path(), "confinement": srv.Confinement()})
 	logger.Info("terminald ready", "version", version, "jail_root", root.Path(), "confinement", srv.Confinement(),
-		"network", map[bool]string{true: "allow", false: "deny"}[network], "audit", logPath, "state", stateDir,
+		"profile", t.EffectiveProfile(), "network", string(netMode), "audit", logPath, "state", stateDir,
 		"allowlist", len(cp.Allow), "rules", len(cp.Rules))
 	if strings.HasPrefix(srv.Confinement(), "none") {
 		logger.Warn("commands run WITHOUT kernel confinement", "landlock", string(mode))
+	}
+	for _, w := range terminal.OutsideReadPaths(cp.Allow, t.Env.Path, t.Sandbox.ReadPaths) {
+		logger.Warn("an allowlisted command resolves outside the read paths: it cannot run; add its directory to [terminal.sandbox] read_paths",
+			"command", w[0], "path", w[1])
 	}
 	return cli.Serve(srv.MCP(), radar.Watch, stderr)
 }
@@ -160,4 +174,24 @@ func reasonsOf(err error) string {
 		parts = append(parts, reasonOf(err))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// startProxy starts the filtering proxy of network = "proxy" on a UNIX
+// socket in the state directory; every refusal is an audit event.
+func startProxy(stateDir string, hosts []string, alog *audit.Log, logger *slog.Logger) (func(), string, error) {
+	p, err := proxy.New(proxy.Options{AllowedHosts: hosts, Logger: logger,
+		OnRefuse: func(r proxy.Refusal) {
+			_ = alog.Event("proxy.refused", map[string]any{"host": r.Host, "port": r.Port, "method": r.Method, "reason": r.Reason})
+		}})
+	if err != nil {
+		return nil, "", err
+	}
+	sock := filepath.Join(stateDir, "proxy.sock")
+	_ = os.Remove(sock)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return nil, "", result.Wrap(result.InternalError, "the proxy's socket could not be created in the state directory", err)
+	}
+	go func() { _ = p.Serve(ln) }()
+	return func() { _ = p.Close(); _ = os.Remove(sock) }, sock, nil
 }

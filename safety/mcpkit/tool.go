@@ -41,7 +41,7 @@ type Annotations struct {
 // ResultSchema is the output schema shared by every tool: an OperationResult.
 var ResultSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"ok":{"type":"boolean"},` +
-	`"code":{"type":"string","enum":["OK","POLICY_DENIED","INVALID_REQUEST","PATH_ESCAPE","NOT_FOUND","STALE","NEEDS_EXPLICIT_REQUEST","TIMEOUT","OUTPUT_TRUNCATED","OPERATION_FAILED","AUDIT_UNAVAILABLE","INTERNAL_ERROR"]},` +
+	`"code":{"type":"string","enum":["OK","POLICY_DENIED","INVALID_REQUEST","PATH_ESCAPE","NOT_FOUND","STALE","NEEDS_EXPLICIT_REQUEST","TIMEOUT","LIMIT_EXCEEDED","OUTPUT_TRUNCATED","OPERATION_FAILED","AUDIT_UNAVAILABLE","INTERNAL_ERROR"]},` +
 	`"action":{"type":"string"},"reason":{"type":"string"},"detail":{"type":"object"},"duration_ms":{"type":"number"}},` +
 	`"required":["ok","code","action","reason","detail","duration_ms"]}`)
 

@@ -29,6 +29,7 @@ const (
 	Stale                Code = "STALE"
 	NeedsExplicitRequest Code = "NEEDS_EXPLICIT_REQUEST"
 	Timeout              Code = "TIMEOUT"
+	LimitExceeded        Code = "LIMIT_EXCEEDED"
 	OutputTruncated      Code = "OUTPUT_TRUNCATED"
 	OperationFailed      Code = "OPERATION_FAILED"
 	AuditUnavailable     Code = "AUDIT_UNAVAILABLE"
@@ -37,7 +38,7 @@ const (
 
 // Codes lists every code, in the order above.
 var Codes = []Code{OK, PolicyDenied, InvalidRequest, PathEscape, NotFound, Stale,
-	NeedsExplicitRequest, Timeout, OutputTruncated, OperationFailed, AuditUnavailable, InternalError}
+	NeedsExplicitRequest, Timeout, LimitExceeded, OutputTruncated, OperationFailed, AuditUnavailable, InternalError}
 
 // Valid reports whether c is one of the closed set.
 func (c Code) Valid() bool {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -24,9 +25,8 @@ func Probe() (int, error) {
 	return int(v), nil
 }
 
-// netFilterAvailable reports whether this architecture has the seccomp
-// filter that closes the MPTCP and SCTP gaps of Landlock's TCP rules.
-func netFilterAvailable() bool { return seccompArch != 0 }
+// filterAvailable reports whether this architecture has the seccomp filter.
+func filterAvailable() bool { return seccompArch != 0 }
 
 // Filesystem access rights, grouped by the ABI that introduced them.
 const (
@@ -84,11 +84,11 @@ func handledFS(abi int) uint64 {
 }
 
 // rulesetAttr builds the ruleset attributes for abi. TCP is handled (and,
-// with no port rule, denied) only when the network is denied and the ABI
-// has it; scoping is used whenever the ABI has it.
-func rulesetAttr(abi int, network bool) unix.LandlockRulesetAttr {
+// with no port rule, denied) only when denyTCP and the ABI has it; scoping
+// is used whenever the ABI has it.
+func rulesetAttr(abi int, denyTCP bool) unix.LandlockRulesetAttr {
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: handledFS(abi)}
-	if abi >= 4 && !network {
+	if abi >= 4 && denyTCP {
 		attr.Handled_access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
 	}
 	if abi >= 6 {
@@ -100,9 +100,14 @@ func rulesetAttr(abi int, network bool) unix.LandlockRulesetAttr {
 const errSetup = "the sandbox could not be set up"
 
 // buildRuleset creates a Landlock ruleset for s at abi and returns its fd.
-// The caller closes it.
-func buildRuleset(s *Spec, abi int) (int, error) {
-	attr := rulesetAttr(abi, s.Network)
+// The caller closes it. view says the command runs in the namespaces'
+// view, whose /proc is its own PID namespace's and may be read; in the
+// host's namespaces /proc is left out (it would show every process).
+// TCP is denied by Landlock only in the host's network namespace with the
+// network denied; with namespaces the command's own network namespace is
+// the wall, and its loopback stays usable.
+func buildRuleset(s *Spec, abi int, view bool) (int, error) {
+	attr := rulesetAttr(abi, !view && s.net() == NetDeny)
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET,
 		uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	runtime.KeepAlive(&attr)
@@ -118,8 +123,12 @@ func buildRuleset(s *Spec, abi int) (int, error) {
 		}
 		return err
 	}
-	for _, p := range []string{s.JailRoot, s.TempDir, s.HomeDir} {
-		if err := add(p, fsWrite, true); err != nil {
+	write := uint64(fsWrite)
+	if s.ExecWritable {
+		write |= unix.LANDLOCK_ACCESS_FS_EXECUTE
+	}
+	for _, p := range append([]string{s.JailRoot, s.TempDir, s.HomeDir}, s.WritePaths...) {
+		if err := add(p, write, true); err != nil {
 			unix.Close(rs)
 			return -1, result.Wrap(result.InternalError, errSetup+": a writable directory could not be opened", err)
 		}
@@ -131,6 +140,17 @@ func buildRuleset(s *Spec, abi int) (int, error) {
 	reads := s.ReadPaths
 	if len(reads) == 0 {
 		reads = DefaultReadPaths
+	}
+	if view {
+		reads = append(slices.Clone(reads), "/proc", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+		if err := add("/dev/shm", fsWrite, false); err != nil {
+			unix.Close(rs)
+			return -1, result.Wrap(result.InternalError, errSetup+": /dev/shm could not be opened", err)
+		}
+		if err := add("/dev/full", unix.LANDLOCK_ACCESS_FS_WRITE_FILE, false); err != nil {
+			unix.Close(rs)
+			return -1, result.Wrap(result.InternalError, errSetup+": /dev/full could not be opened", err)
+		}
 	}
 	for _, p := range reads {
 		if err := add(p, fsRead, false); err != nil {
@@ -166,25 +186,6 @@ func addPathRule(rs int, path string, access uint64) error {
 	runtime.KeepAlive(&rule)
 	if errno != 0 {
 		return errno
-	}
-	return nil
-}
-
-// restrictThread applies no_new_privs, the network filter (when filter is
-// set) and the ruleset to the calling OS thread only (no TSYNC flag for
-// either). The caller must have locked its goroutine to the thread and must
-// let the thread die with it.
-func restrictThread(rs int, filter bool) error {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return result.Wrap(result.InternalError, errSetup+": no_new_privs could not be set", err)
-	}
-	if filter {
-		if err := installNetFilter(); err != nil {
-			return err
-		}
-	}
-	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rs), 0, 0); errno != 0 {
-		return result.Wrap(result.InternalError, errSetup+": the Landlock ruleset could not be enforced", errno)
 	}
 	return nil
 }

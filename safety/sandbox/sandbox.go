@@ -87,6 +87,96 @@ var DefaultReadPaths = []string{
 	"/dev/zero", "/dev/random", "/dev/urandom",
 }
 
+// Isolation says what walls a command runs behind on Linux.
+type Isolation string
+
+// The two isolation modes of [terminal.sandbox] isolation.
+const (
+	// IsolationNamespaces (the default, the empty Isolation) runs each
+	// command as the child of a helper that is the first process of new
+	// user, mount, PID, network (unless Network), IPC and UTS namespaces:
+	// the command sees only the jail, its private HOME and TMPDIR, the
+	// writable caches, the read paths, its own /proc and a minimal /dev;
+	// when the helper ends, the kernel ends every process of the command.
+	// Landlock and the seccomp filter apply inside as a second wall.
+	IsolationNamespaces Isolation = "namespaces"
+	// IsolationLandlock runs the command in the host's namespaces under
+	// Landlock, the seccomp filter and the limits only. When the network is
+	// denied, seccomp refuses every socket(2) (socketpair(2) stays allowed).
+	// What stays open in this mode: the command sees the host's process
+	// table and its paths (Landlock still refuses what it may not read or
+	// write), and a descendant that leaves the helper's reach after the
+	// helper itself was killed by force survives.
+	IsolationLandlock Isolation = "landlock"
+)
+
+// NetMode is the network a command gets.
+type NetMode string
+
+// The three network modes of [terminal.sandbox] network.
+const (
+	// NetDeny (the default) gives the command nothing but its own
+	// loopback (namespaces), or no socket at all (landlock isolation).
+	NetDeny NetMode = "deny"
+	// NetAllow gives the command the host's network.
+	NetAllow NetMode = "allow"
+	// NetProxy gives the command its own loopback on which the helper
+	// relays one port to Spec.ProxySocket, and sets the proxy variables.
+	NetProxy NetMode = "proxy"
+)
+
+// Limits bound one command. A zero field takes its default.
+type Limits struct {
+	// MemoryMB bounds memory: RLIMIT_DATA per process at 5/4 of it, and
+	// (namespaces) a watchdog over the resident memory of every process of
+	// the command, which ends them all when the sum passes MemoryMB.
+	MemoryMB int
+	// MaxProcesses bounds the tasks (processes and threads) of the command:
+	// RLIMIT_NPROC, counted in the command's own user namespace, plus the
+	// watchdog (which also holds where RLIMIT_NPROC does not apply: the
+	// kernel exempts the host's root user from it).
+	MaxProcesses int
+	// CPUSeconds is RLIMIT_CPU per process (SIGXCPU, then SIGKILL a second later).
+	CPUSeconds int
+	// MaxFileMB is RLIMIT_FSIZE: no file can be written past it.
+	MaxFileMB int
+	// MaxOpenFiles is RLIMIT_NOFILE per process.
+	MaxOpenFiles int
+}
+
+// Default limits, used for zero fields of Limits.
+const (
+	DefaultMemoryMB     = 2048
+	DefaultMaxProcesses = 1024
+	DefaultCPUSeconds   = 600
+	DefaultMaxFileMB    = 1024
+	DefaultMaxOpenFiles = 1024
+)
+
+func (l Limits) withDefaults() Limits {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&l.MemoryMB, DefaultMemoryMB)
+	def(&l.MaxProcesses, DefaultMaxProcesses)
+	def(&l.CPUSeconds, DefaultCPUSeconds)
+	def(&l.MaxFileMB, DefaultMaxFileMB)
+	def(&l.MaxOpenFiles, DefaultMaxOpenFiles)
+	return l
+}
+
+// The names a limit goes by in Outcome.Limit (and detail.limit).
+const (
+	LimitMemory    = "memory"
+	LimitProcesses = "processes"
+	LimitCPU       = "cpu"
+	LimitFileSize  = "file_size"
+	LimitOpenFiles = "open_files"
+	LimitTimeout   = "timeout"
+)
+
 // Spec is one run: what to execute, where, and under which confinement.
 // The caller has already decided the command is allowed; Run decides only
 // how it runs.
@@ -95,34 +185,65 @@ type Spec struct {
 	Path string
 	// Argv is the argument vector; Argv[0] is the program's name.
 	Argv []string
-	// Dir is the absolute working directory, inside JailRoot.
+	// Dir is the absolute working directory, inside JailRoot. Run opens it
+	// anchored beneath the jail (no symbolic link, no "..", no mount
+	// crossing); the helper enters it only after checking, inside its own
+	// view, that it is the very directory Run opened.
 	Dir string
 	// JailRoot is the writable tree the command works in.
 	JailRoot string
 	// TempDir is a private writable temporary directory, outside the jail;
-	// TMPDIR points at it.
+	// TMPDIR points at it (and, with namespaces, /tmp shows it too).
 	TempDir string
 	// HomeDir is a private HOME outside the jail (never the user's home).
 	HomeDir string
+	// WritePaths are further writable trees outside the jail (the
+	// persistent tool caches, see CacheSet).
+	WritePaths []string
 	// ReadPaths are the read-only trees; DefaultReadPaths when empty.
 	// Files beneath them may also be executed.
 	ReadPaths []string
+	// ExecWritable lets the command execute files beneath the writable
+	// trees (jail, HOME, TMPDIR, WritePaths): what builds and test runners
+	// do. Off, only files beneath ReadPaths may be executed.
+	ExecWritable bool
 	// Env holds extra NAME=VALUE pairs the operator allowed. LANG may be
 	// overridden here (default C.UTF-8); PATH, HOME and TMPDIR may not.
 	Env []string
 	// PathEnv is the scrubbed PATH value the child sees.
 	PathEnv string
-	// Network allows TCP bind and connect. When false, Landlock denies
-	// them (ABI 4 and later).
+	// Network is the legacy switch for NetAllow; Net wins when set.
 	Network bool
+	// Net is the network mode (NetDeny when empty, unless Network).
+	Net NetMode
+	// ProxySocket is the UNIX socket of the filtering proxy (NetProxy only).
+	ProxySocket string
 	// Landlock is the confinement mode; empty means ModeRequired.
 	Landlock Mode
+	// Isolation is the wall around the command (IsolationNamespaces when
+	// empty). It applies only where Landlock is in force; with landlock
+	// "off" or unavailable under "best-effort", the command runs as a
+	// plain child with only the process-group kill.
+	Isolation Isolation
+	// Limits bound the command (defaults for zero fields).
+	Limits Limits
 	// Timeout bounds the run; zero means only ctx bounds it.
 	Timeout time.Duration
 	// Stdout and Stderr receive the child's output until EOF (nil discards).
 	// The caller passes redacting, capping writers; a writer that fails is
 	// skipped and the pipe still drained, so the child never blocks on it.
 	Stdout, Stderr io.Writer
+}
+
+// net returns the effective network mode.
+func (s *Spec) net() NetMode {
+	switch {
+	case s.Net != "":
+		return s.Net
+	case s.Network:
+		return NetAllow
+	}
+	return NetDeny
 }
 
 // Outcome is what happened to a run that started.
@@ -133,19 +254,28 @@ type Outcome struct {
 	Signal string
 	// TimedOut is true when the timeout (or ctx's deadline) fired.
 	TimedOut bool
+	// Limit names the limit that stopped the command (LimitMemory, ...,
+	// LimitTimeout), empty when none did.
+	Limit string
 	// Duration runs from start to the child being reaped.
 	Duration time.Duration
+	// CPUTime is the user+system time of the command's processes that
+	// were reaped (namespaces: all of them).
+	CPUTime time.Duration
+	// PeakTasks and PeakRSSKB are the largest task count and total resident
+	// memory the watchdog saw (namespaces only; zero otherwise).
+	PeakTasks int
+	PeakRSSKB int64
 	// Confinement describes what confined the child, e.g.
-	// "landlock-abi7: fs+net+scope; seccomp: mptcp,sctp,io_uring denied",
-	// "landlock-abi7: fs+scope (network allowed)" or
-	// "none (best-effort: landlock unavailable)".
+	// "namespaces(user,mnt,pid,net,ipc,uts) + landlock-abi7: fs+scope;
+	// seccomp; rlimits+watchdog" or "none (best-effort: landlock unavailable)".
 	Confinement string
 }
 
-// drainGrace is how long output is still read after the process group has
-// been killed and the direct child reaped. Members of the group are dead by
-// then and their pipe ends closed within microseconds; the grace only bounds
-// how long a process that left the group can keep the call waiting.
+// drainGrace is how long output is still read after every process of the
+// command is dead. Their pipe ends are closed by then; the grace only bounds
+// how long a process that escaped (landlock isolation, helper killed by
+// force) can keep the call waiting.
 const drainGrace = 250 * time.Millisecond
 
 // probeHook replaces Probe in tests, which cannot change the kernel: it
@@ -170,83 +300,116 @@ func (m Mode) normalize() (Mode, error) {
 		fmt.Sprintf("unknown landlock mode %q (want required, best-effort or off)", string(m)))
 }
 
+func (i Isolation) normalize() (Isolation, error) {
+	switch i {
+	case "", IsolationNamespaces:
+		return IsolationNamespaces, nil
+	case IsolationLandlock:
+		return i, nil
+	}
+	return "", result.New(result.InvalidRequest,
+		fmt.Sprintf("unknown isolation %q (want namespaces or landlock)", string(i)))
+}
+
+func (n NetMode) valid() bool { return n == NetDeny || n == NetAllow || n == NetProxy }
+
 // errUnavailable is the refusal of "required" mode where Landlock is missing.
 var errUnavailable = result.New(result.PolicyDenied,
 	`landlock = "required" but this system has no usable Landlock (Linux 5.13 or later with landlock enabled in the lsm= list); `+
 		`nothing will run. Set landlock = "best-effort" to run unconfined on such systems`)
 
-// Check is the startup check for mode: it refuses "required" where Landlock
-// is unavailable (POLICY_DENIED) and otherwise describes the confinement
-// commands will get, for logs and explain_command.
+// Check is the startup check for mode alone (landlock isolation, network
+// denied): see Preflight for the whole check.
 func Check(mode Mode) (string, error) {
+	return Preflight(mode, IsolationLandlock, NetDeny)
+}
+
+// runPlan is what a run will be confined by.
+type runPlan struct {
+	abi         int // 0: no Landlock, the command runs as a plain child
+	iso         Isolation
+	net         NetMode
+	confinement string
+}
+
+// plan decides which ABI and isolation to confine with and describes it.
+func plan(mode Mode, iso Isolation, net NetMode) (runPlan, error) {
 	m, err := mode.normalize()
 	if err != nil {
-		return "", err
+		return runPlan{}, err
+	}
+	if iso, err = iso.normalize(); err != nil {
+		return runPlan{}, err
+	}
+	if !net.valid() {
+		return runPlan{}, invalid("unknown network mode %q (want deny, allow or proxy)", string(net))
+	}
+	p := runPlan{iso: iso, net: net}
+	if m == ModeOff {
+		p.confinement = "none (landlock off)"
+		return p, nil
 	}
 	abi, perr := probe()
-	if m == ModeOff {
-		return "none (landlock off)", nil
-	}
 	if abi <= 0 {
 		if m == ModeRequired {
 			if perr != nil {
-				return "", result.Wrap(errUnavailable.Code, errUnavailable.Reason, perr)
+				return runPlan{}, result.Wrap(errUnavailable.Code, errUnavailable.Reason, perr)
 			}
-			return "", errUnavailable
+			return runPlan{}, errUnavailable
 		}
-		return "none (best-effort: landlock unavailable)", nil
+		p.confinement = "none (best-effort: landlock unavailable)"
+		return p, nil
 	}
-	return describe(abi, false), nil
+	if iso == IsolationLandlock && net == NetProxy {
+		return runPlan{}, result.New(result.PolicyDenied,
+			`network = "proxy" needs isolation = "namespaces": only a network namespace can make the proxy the one way out`)
+	}
+	p.abi = abi
+	p.confinement = describe(abi, iso, net)
+	return p, nil
 }
 
-// plan decides which ABI to confine with (0: none) and describes it.
-func plan(mode Mode, network bool) (int, string, error) {
-	m, err := mode.normalize()
-	if err != nil {
-		return 0, "", err
-	}
-	if m == ModeOff {
-		return 0, "none (landlock off)", nil
-	}
-	abi, perr := probe()
-	if abi <= 0 {
-		if m == ModeRequired {
-			if perr != nil {
-				return 0, "", result.Wrap(errUnavailable.Code, errUnavailable.Reason, perr)
-			}
-			return 0, "", errUnavailable
+// describe names the confinement a run gets.
+func describe(abi int, iso Isolation, net NetMode) string {
+	var b strings.Builder
+	if iso == IsolationNamespaces {
+		ns := "user,mnt,pid,net,ipc,uts"
+		if net == NetAllow {
+			ns = "user,mnt,pid,ipc,uts"
 		}
-		return 0, "none (best-effort: landlock unavailable)", nil
+		fmt.Fprintf(&b, "namespaces(%s) + ", ns)
 	}
-	if !network && abi < 4 && m == ModeRequired {
-		return 0, "", result.New(result.PolicyDenied, fmt.Sprintf(
-			`network = "deny" needs Landlock ABI 4 (Linux 6.7) but this kernel has ABI %d; nothing will run. `+
-				`Use landlock = "best-effort" to run with filesystem confinement only`, abi))
-	}
-	return abi, describe(abi, network), nil
-}
-
-// describe names the confinement a given ABI gives.
-func describe(abi int, network bool) string {
 	parts := []string{"fs"}
-	note := ""
-	switch {
-	case network:
-		note = " (network allowed)"
-	case abi >= 4:
+	if iso == IsolationLandlock && net == NetDeny && abi >= 4 {
 		parts = append(parts, "net")
-		if netFilterAvailable() {
-			note = "; seccomp: mptcp,sctp,io_uring denied"
-		} else {
-			note = " (MPTCP and SCTP sockets not blocked on this architecture)"
-		}
-	default:
-		note = " (network not confined: needs ABI 4)"
 	}
 	if abi >= 6 {
 		parts = append(parts, "scope")
 	}
-	return fmt.Sprintf("landlock-abi%d: %s%s", abi, strings.Join(parts, "+"), note)
+	fmt.Fprintf(&b, "landlock-abi%d: %s", abi, strings.Join(parts, "+"))
+	if filterAvailable() {
+		b.WriteString("; seccomp")
+		if iso == IsolationLandlock && net == NetDeny {
+			b.WriteString(" (no sockets)")
+		}
+	}
+	switch net {
+	case NetAllow:
+		b.WriteString("; network allowed")
+	case NetProxy:
+		b.WriteString("; network only through the proxy")
+	default:
+		if iso == IsolationNamespaces {
+			b.WriteString("; network: own loopback only")
+		} else {
+			b.WriteString("; network denied")
+		}
+	}
+	b.WriteString("; no capabilities; rlimits")
+	if iso == IsolationNamespaces {
+		b.WriteString("+watchdog")
+	}
+	return b.String()
 }
 
 func invalid(format string, a ...any) error {
@@ -263,23 +426,48 @@ func (s *Spec) validate() error {
 			return invalid("an argument contains a NUL byte")
 		}
 	}
-	for _, f := range []struct{ name, path string }{
-		{"executable", s.Path}, {"working directory", s.Dir}, {"jail root", s.JailRoot},
-		{"temporary directory", s.TempDir}, {"home directory", s.HomeDir},
-	} {
+	for _, f := range []struct{ name, path string }{{"executable", s.Path}, {"working directory", s.Dir}} {
 		if f.path == "" || !filepath.IsAbs(f.path) || strings.IndexByte(f.path, 0) >= 0 {
 			return invalid("the %s must be an absolute path", f.name)
 		}
+	}
+	if err := s.validateStatic(); err != nil {
+		return err
 	}
 	rel, err := filepath.Rel(s.JailRoot, s.Dir)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return result.New(result.PathEscape, "the working directory is outside the jail")
 	}
-	for _, d := range []struct{ name, path string }{
+	return nil
+}
+
+// validateStatic checks the parts of the Spec that do not depend on the
+// command: the trees, the network, the limits.
+func (s *Spec) validateStatic() error {
+	for _, f := range []struct{ name, path string }{
 		{"jail root", s.JailRoot}, {"temporary directory", s.TempDir}, {"home directory", s.HomeDir},
 	} {
+		if f.path == "" || !filepath.IsAbs(f.path) || strings.IndexByte(f.path, 0) >= 0 {
+			return invalid("the %s must be an absolute path", f.name)
+		}
+	}
+	dirs := []struct{ name, path string }{
+		{"jail root", s.JailRoot}, {"temporary directory", s.TempDir}, {"home directory", s.HomeDir},
+	}
+	for _, w := range s.WritePaths {
+		dirs = append(dirs, struct{ name, path string }{"writable path", w})
+	}
+	for _, d := range dirs {
+		if !filepath.IsAbs(d.path) || strings.IndexByte(d.path, 0) >= 0 {
+			return invalid("the %s must be an absolute path", d.name)
+		}
 		if fi, err := os.Stat(d.path); err != nil || !fi.IsDir() {
 			return invalid("the %s does not exist or is not a directory", d.name)
+		}
+	}
+	for _, r := range s.ReadPaths {
+		if !filepath.IsAbs(r) || strings.IndexByte(r, 0) >= 0 {
+			return invalid("the read path %q must be an absolute path", r)
 		}
 	}
 	if s.PathEnv == "" {
@@ -288,11 +476,22 @@ func (s *Spec) validate() error {
 	if s.Timeout < 0 {
 		return invalid("the timeout is negative")
 	}
+	if s.net() == NetProxy && (s.ProxySocket == "" || !filepath.IsAbs(s.ProxySocket)) {
+		return invalid("network = proxy needs the absolute path of the proxy's socket")
+	}
+	l := s.Limits
+	if l.MemoryMB < 0 || l.MaxProcesses < 0 || l.CPUSeconds < 0 || l.MaxFileMB < 0 || l.MaxOpenFiles < 0 {
+		return invalid("a limit is negative")
+	}
 	return nil
 }
 
+// ProxyPort is the loopback port on which the helper relays to the proxy
+// in the command's own network namespace (NetProxy).
+const ProxyPort = 3128
+
 // environ builds the child's whole environment: PATH, HOME, LANG, TMPDIR,
-// then the operator's extra pairs in order.
+// the proxy variables (NetProxy), then the operator's extra pairs in order.
 func (s *Spec) environ() ([]string, error) {
 	lang := "C.UTF-8"
 	var extra []string
@@ -317,6 +516,19 @@ func (s *Spec) environ() ([]string, error) {
 		extra = append(extra, kv)
 	}
 	env := []string{"PATH=" + s.PathEnv, "HOME=" + s.HomeDir, "LANG=" + lang, "TMPDIR=" + s.TempDir}
+	if s.net() == NetProxy {
+		u := fmt.Sprintf("http://127.0.0.1:%d", ProxyPort)
+		for _, n := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+			if !seen[n] {
+				env = append(env, n+"="+u)
+			}
+		}
+		for _, n := range []string{"NO_PROXY", "no_proxy"} {
+			if !seen[n] {
+				env = append(env, n+"=localhost,127.0.0.1")
+			}
+		}
+	}
 	return append(env, extra...), nil
 }
 
@@ -325,16 +537,17 @@ func (s *Spec) environ() ([]string, error) {
 // required confinement is unavailable (POLICY_DENIED). Once the child has
 // started, the Outcome is always filled; the error is then nil for any exit
 // status, a TIMEOUT *result.Error when the timeout or ctx's deadline fired,
+// LIMIT_EXCEEDED when a limit stopped the command (Outcome.Limit names it),
 // and OPERATION_FAILED when ctx was cancelled.
 func Run(ctx context.Context, s Spec) (Outcome, error) {
 	if err := s.validate(); err != nil {
 		return Outcome{}, err
 	}
-	abi, confinement, err := plan(s.Landlock, s.Network)
+	p, err := plan(s.Landlock, s.Isolation, s.net())
 	if err != nil {
 		return Outcome{}, err
 	}
-	out := Outcome{ExitCode: -1, Confinement: confinement}
+	out := Outcome{ExitCode: -1, Confinement: p.confinement}
 	env, err := s.environ()
 	if err != nil {
 		return out, err
@@ -342,23 +555,51 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return out, result.Wrap(result.OperationFailed, "the command was cancelled before it started", err)
 	}
+	if p.abi > 0 {
+		return runConfined(ctx, &s, p, env, out)
+	}
+	return runPlain(ctx, &s, env, out)
+}
 
-	// Every descriptor the child gets is opened here, before any thread is
-	// confined, so that opening them is never subject to Landlock.
+// limitError is the error of a run a limit stopped: it names the limit and
+// the key that raises it.
+func limitError(limit string, l Limits, timeout time.Duration) error {
+	var what, key string
+	switch limit {
+	case LimitTimeout:
+		return result.New(result.Timeout, fmt.Sprintf(
+			"the command did not finish within %s; it and every process it started were killed "+
+				"(limit: timeout; raise [terminal.limits] timeout_seconds)", timeout))
+	case LimitMemory:
+		what, key = fmt.Sprintf("used more than %d MiB of memory", l.MemoryMB), "memory_mb"
+	case LimitProcesses:
+		what, key = fmt.Sprintf("started more than %d processes and threads", l.MaxProcesses), "max_processes"
+	case LimitCPU:
+		what, key = fmt.Sprintf("used more than %d s of CPU time in one process", l.CPUSeconds), "cpu_seconds"
+	case LimitFileSize:
+		what, key = fmt.Sprintf("tried to write a file larger than %d MiB", l.MaxFileMB), "max_file_mb"
+	case LimitOpenFiles:
+		what, key = fmt.Sprintf("ran out of file descriptors (%d per process)", l.MaxOpenFiles), "max_open_files"
+	default:
+		what, key = "hit a limit", "limits"
+	}
+	return result.New(result.LimitExceeded, fmt.Sprintf(
+		"the command %s and was stopped; every process it started is gone (limit: %s; raise [terminal.limits] %s if the work needs more)",
+		what, limit, key))
+}
+
+// runPlain runs the command as a direct child in its own process group,
+// with no Landlock (mode "off", or "best-effort" where it is missing).
+func runPlain(ctx context.Context, s *Spec, env []string, out Outcome) (Outcome, error) {
+	// Every descriptor the child gets is opened here.
 	stdin, err := os.Open(os.DevNull)
 	if err != nil {
 		return out, result.Wrap(result.InternalError, "the sandbox could not open /dev/null for stdin", err)
 	}
 	defer stdin.Close()
-	outR, outW, err := os.Pipe()
+	outR, outW, errR, errW, err := outputPipes()
 	if err != nil {
-		return out, result.Wrap(result.InternalError, "the sandbox could not create the output pipes", err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return out, result.Wrap(result.InternalError, "the sandbox could not create the output pipes", err)
+		return out, err
 	}
 	defer outR.Close()
 	defer errR.Close()
@@ -374,7 +615,7 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 		SysProcAttr: sysProcAttr(),
 	}
 	start := time.Now()
-	c, err := launch(&s, abi, cmd)
+	c, err := launch(cmd)
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -395,22 +636,14 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 	select {
 	case <-c.exited:
 	case <-timer:
-		out.TimedOut = true
+		out.TimedOut, out.Limit = true, LimitTimeout
 		c.killGroup()
 		<-c.exited
-		runErr = result.New(result.Timeout, fmt.Sprintf(
-			"the command did not finish within %s; it and every process in its group were killed", s.Timeout))
+		runErr = limitError(LimitTimeout, s.Limits, s.Timeout)
 	case <-ctx.Done():
 		c.killGroup()
 		<-c.exited
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			out.TimedOut = true
-			runErr = result.Wrap(result.Timeout,
-				"the command ran past the request's deadline; it and every process in its group were killed", ctx.Err())
-		} else {
-			runErr = result.Wrap(result.OperationFailed,
-				"the command was cancelled; it and every process in its group were killed", ctx.Err())
-		}
+		runErr = ctxError(ctx, &out)
 	}
 	// The direct child has exited but is not reaped yet, so its pid, which
 	// is also the group's id, cannot have been reused: the group kill below
@@ -418,7 +651,48 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 	c.killGroup()
 	state, werr := c.reap()
 	out.Duration = time.Since(start)
+	finishDrain(outR, errR, copied)
 
+	if state == nil {
+		if runErr == nil {
+			runErr = result.Wrap(result.InternalError, "the command's exit status could not be collected", werr)
+		}
+		return out, runErr
+	}
+	out.ExitCode = state.ExitCode()
+	out.Signal = signalOf(state)
+	return out, runErr
+}
+
+// ctxError is the error of a run ended by ctx.
+func ctxError(ctx context.Context, out *Outcome) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		out.TimedOut, out.Limit = true, LimitTimeout
+		return result.Wrap(result.Timeout,
+			"the command ran past the request's deadline; it and every process it started were killed", ctx.Err())
+	}
+	return result.Wrap(result.OperationFailed,
+		"the command was cancelled; it and every process it started were killed", ctx.Err())
+}
+
+// outputPipes makes the stdout and stderr pipes.
+func outputPipes() (outR, outW, errR, errW *os.File, err error) {
+	outR, outW, err = os.Pipe()
+	if err != nil {
+		return nil, nil, nil, nil, result.Wrap(result.InternalError, "the sandbox could not create the output pipes", err)
+	}
+	errR, errW, err = os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, nil, nil, nil, result.Wrap(result.InternalError, "the sandbox could not create the output pipes", err)
+	}
+	return outR, outW, errR, errW, nil
+}
+
+// finishDrain waits for both drains, cutting them off drainGrace after
+// the call (every process of the command is dead by now).
+func finishDrain(outR, errR *os.File, copied chan struct{}) {
 	grace := time.NewTimer(drainGrace)
 	defer grace.Stop()
 	for n := 0; n < 2; {
@@ -431,16 +705,6 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 			_ = errR.SetReadDeadline(now)
 		}
 	}
-
-	if state == nil {
-		if runErr == nil {
-			runErr = result.Wrap(result.InternalError, "the command's exit status could not be collected", werr)
-		}
-		return out, runErr
-	}
-	out.ExitCode = state.ExitCode()
-	out.Signal = signalOf(state)
-	return out, runErr
 }
 
 // drain copies r to w until EOF or a read error (a deadline set after the

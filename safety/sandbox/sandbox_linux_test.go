@@ -60,7 +60,8 @@ func TestMain(m *testing.M) {
 	case "server":
 		jail := os.Getenv("BASTION_SANDBOX_JAIL")
 		s := Spec{
-			Path: "/bin/sh", Argv: []string{"sh", "-c", "echo $$ > " + filepath.Join(jail, "child.pid") + "; exec sleep 60"},
+			Path: "/bin/sh", Argv: []string{"sh", "-c", "echo $$ > " + filepath.Join(jail, "child.pid") + "; " +
+				detached(os.Getenv("BASTION_SANDBOX_TOKEN")) + "wait"},
 			Dir: jail, JailRoot: jail, TempDir: os.Getenv("BASTION_SANDBOX_TMP"), HomeDir: os.Getenv("BASTION_SANDBOX_HOME"),
 			PathEnv: testPATH, Landlock: ModeRequired, Timeout: time.Minute,
 		}
@@ -209,7 +210,7 @@ func TestAllowedProgramCanWriteInsideJail(t *testing.T) {
 			t.Fatalf("%s was not created", p)
 		}
 	}
-	if !strings.HasPrefix(out.Confinement, "landlock-abi") {
+	if !strings.Contains(out.Confinement, "landlock-abi") || !strings.HasPrefix(out.Confinement, "namespaces(") {
 		t.Fatalf("confinement = %q", out.Confinement)
 	}
 }
@@ -377,33 +378,39 @@ func TestCannotConnectToLoopbackListener(t *testing.T) {
 
 func TestCannotBindTCPPort(t *testing.T) {
 	// The test binary itself is the child here (bash cannot bind), so its
-	// directory is added to the read paths.
-	for _, network := range []bool{false, true} {
+	// directory is added to the read paths. With landlock isolation a
+	// denied network means no socket at all; with namespaces the command
+	// may bind its own loopback (a test server), which reaches nothing.
+	for _, c := range []struct {
+		iso      Isolation
+		network  bool
+		wantExit int
+	}{{IsolationLandlock, false, 3}, {IsolationLandlock, true, 0}, {IsolationNamespaces, false, 0}} {
 		b := newBox(t)
 		s := b.spec(t, "true")
 		s.Path, s.Argv = os.Args[0], []string{"helper"}
 		s.ReadPaths = append([]string{filepath.Dir(os.Args[0])}, DefaultReadPaths...)
 		s.Env = []string{"BASTION_SANDBOX_HELPER=bind"}
-		s.Network = network
-		out := b.run(t, s)
-		if network && out.ExitCode != 0 {
-			t.Fatalf("with network allowed the bind failed: exit %d %q", out.ExitCode, b.stderr.String())
-		}
-		if !network && out.ExitCode != 3 {
-			t.Fatalf("with network denied the bind was not refused: exit %d %q", out.ExitCode, b.stderr.String())
+		s.Network, s.Isolation = c.network, c.iso
+		if out := b.run(t, s); out.ExitCode != c.wantExit {
+			t.Fatalf("%s, network %v: bind exit %d, want %d (%q)", c.iso, c.network, out.ExitCode, c.wantExit, b.stderr.String())
 		}
 	}
 }
 
 func TestCannotConnectThroughMultipathTCP(t *testing.T) {
-	for _, network := range []bool{false, true} {
+	for _, c := range []struct {
+		iso     Isolation
+		network bool
+	}{{IsolationLandlock, false}, {IsolationLandlock, true}, {IsolationNamespaces, false}, {IsolationNamespaces, true}} {
+		network := c.network
 		b := newBox(t)
 		port, stop := listen(t)
 		s := b.spec(t, "true")
 		s.Path, s.Argv = os.Args[0], []string{"helper"}
 		s.ReadPaths = append([]string{filepath.Dir(os.Args[0])}, DefaultReadPaths...)
 		s.Env = []string{"BASTION_SANDBOX_HELPER=mptcp", fmt.Sprintf("BASTION_SANDBOX_PORT=%d", port)}
-		s.Network = network
+		s.Network, s.Isolation = network, c.iso
 		out := b.run(t, s)
 		connected := stop()
 		if !network && (connected || out.ExitCode == 0) {
@@ -421,14 +428,25 @@ func TestSCTPAndIOUringAreRefusedWhenNetworkDenied(t *testing.T) {
 	s.Path, s.Argv = os.Args[0], []string{"helper"}
 	s.ReadPaths = append([]string{filepath.Dir(os.Args[0])}, DefaultReadPaths...)
 	s.Env = []string{"BASTION_SANDBOX_HELPER=sockets"}
+	s.Isolation = IsolationLandlock
 	if out := b.run(t, s); out.ExitCode != 0 {
 		t.Fatalf("helper exit %d: bit 1 = SCTP socket not refused, bit 2 = io_uring not refused", out.ExitCode)
 	}
-	// The control: with the network allowed there is no filter, and
-	// io_uring_setup is not refused with EACCES.
-	s.Network = true
-	if out := b.run(t, s); out.ExitCode&2 == 0 {
-		t.Fatalf("io_uring was refused even with the network allowed: the test proves nothing")
+	// With the network allowed, or with namespaces (whose network namespace
+	// is the wall), sockets are not refused by the filter, but io_uring
+	// still is.
+	for _, c := range []struct {
+		iso     Isolation
+		network bool
+	}{{IsolationLandlock, true}, {IsolationNamespaces, false}} {
+		s.Network, s.Isolation = c.network, c.iso
+		out := b.run(t, s)
+		if out.ExitCode&1 == 0 {
+			t.Fatalf("%s, network %v: SCTP was refused with EACCES: the test proves nothing", c.iso, c.network)
+		}
+		if out.ExitCode&2 != 0 {
+			t.Fatalf("%s, network %v: io_uring was not refused", c.iso, c.network)
+		}
 	}
 }
 
@@ -466,60 +484,101 @@ func TestCannotSignalProcessOutsideSandbox(t *testing.T) {
 	}
 }
 
+// token returns a word unique to this test run, to find its processes in
+// the host's process table: pids inside the sandbox are not host pids.
+func token(t *testing.T) string {
+	return fmt.Sprintf("bastion-token-%d-%d", os.Getpid(), time.Now().UnixNano())
+}
+
+// survivors returns the host pids whose command line contains tok, waiting
+// up to two seconds for them to go (SIGKILL is asynchronous).
+func survivors(tok string) []int {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		var pids []int
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			cl, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if err == nil && bytes.Contains(cl, []byte(tok)) && !processGone(pid) {
+				pids = append(pids, pid)
+			}
+		}
+		if len(pids) == 0 || time.Now().After(deadline) {
+			for _, p := range pids {
+				unix.Kill(p, unix.SIGKILL)
+			}
+			return pids
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// detached is a shell line that starts a sleeper carrying tok in its
+// command line, detached from the group (setsid) and double-forked.
+func detached(tok string) string {
+	return fmt.Sprintf("(setsid sh -c 'sleep 60; : %[1]s' >/dev/null 2>&1 </dev/null &) ; (sh -c 'sleep 60; : %[1]s' >/dev/null 2>&1 </dev/null &) ; sleep 60 & ", tok)
+}
+
 func TestNoGrandchildSurvivesTimeout(t *testing.T) {
-	b := newBox(t)
-	pidFile := filepath.Join(b.jail, "grandchild.pid")
-	// The grandchild detaches its output so that nothing but the group kill
-	// can end it, then sleeps far past the timeout.
-	s := b.spec(t, "sh", "-c", "sleep 60 >/dev/null 2>&1 </dev/null & echo $! > "+pidFile+"; wait")
-	s.Timeout = 300 * time.Millisecond
-	start := time.Now()
-	out, err := Run(context.Background(), s)
-	if result.CodeOf(err) != result.Timeout || !out.TimedOut {
-		t.Fatalf("Run = %+v, %v; want TIMEOUT", out, err)
-	}
-	if el := time.Since(start); el > 3*time.Second {
-		t.Fatalf("Run took %v after a 300ms timeout", el)
-	}
-	pid := readPid(t, pidFile)
-	if !processGone(pid) {
-		unix.Kill(pid, unix.SIGKILL)
-		t.Fatalf("grandchild %d survived the timeout", pid)
+	for _, iso := range []Isolation{IsolationNamespaces, IsolationLandlock} {
+		b := newBox(t)
+		tok := token(t)
+		s := b.spec(t, "sh", "-c", detached(tok)+"wait")
+		s.Isolation = iso
+		s.Timeout = 500 * time.Millisecond
+		start := time.Now()
+		out, err := Run(context.Background(), s)
+		if result.CodeOf(err) != result.Timeout || !out.TimedOut || out.Limit != LimitTimeout {
+			t.Fatalf("%s: Run = %+v, %v; want TIMEOUT", iso, out, err)
+		}
+		if el := time.Since(start); el > 3*time.Second {
+			t.Fatalf("%s: Run took %v after a 500ms timeout", iso, el)
+		}
+		if p := survivors(tok); len(p) > 0 {
+			t.Fatalf("%s: processes %v survived the timeout", iso, p)
+		}
 	}
 }
 
 func TestNoGrandchildSurvivesNormalExit(t *testing.T) {
-	b := newBox(t)
-	pidFile := filepath.Join(b.jail, "grandchild.pid")
-	s := b.spec(t, "sh", "-c", "sleep 60 >/dev/null 2>&1 </dev/null & echo $! > "+pidFile)
-	out := b.run(t, s)
-	if out.ExitCode != 0 || out.TimedOut {
-		t.Fatalf("outcome %+v", out)
-	}
-	pid := readPid(t, pidFile)
-	if !processGone(pid) {
-		unix.Kill(pid, unix.SIGKILL)
-		t.Fatalf("grandchild %d survived its parent's exit", pid)
+	for _, iso := range []Isolation{IsolationNamespaces, IsolationLandlock} {
+		b := newBox(t)
+		tok := token(t)
+		s := b.spec(t, "sh", "-c", detached(tok)+"sleep 0.2; exit 0")
+		s.Isolation = iso
+		out := b.run(t, s)
+		if out.ExitCode != 0 || out.TimedOut {
+			t.Fatalf("%s: outcome %+v %q", iso, out, b.stderr.String())
+		}
+		if p := survivors(tok); len(p) > 0 {
+			t.Fatalf("%s: processes %v survived the command's exit", iso, p)
+		}
 	}
 }
 
 func TestGrandchildHoldingPipeDoesNotBlock(t *testing.T) {
-	b := newBox(t)
-	pidFile := filepath.Join(b.jail, "grandchild.pid")
-	// The grandchild keeps stdout and stderr open and sleeps 30 s.
-	s := b.spec(t, "sh", "-c", "sleep 30 & echo $! > "+pidFile+"; echo parent-done; exit 0")
-	s.Timeout = 20 * time.Second
-	start := time.Now()
-	out := b.run(t, s)
-	if el := time.Since(start); el > 2*time.Second {
-		t.Fatalf("Run waited %v for a grandchild holding the pipes", el)
-	}
-	if out.ExitCode != 0 || out.TimedOut || !strings.Contains(b.stdout.String(), "parent-done") {
-		t.Fatalf("outcome %+v stdout %q", out, b.stdout.String())
-	}
-	if pid := readPid(t, pidFile); !processGone(pid) {
-		unix.Kill(pid, unix.SIGKILL)
-		t.Fatalf("grandchild %d survived", pid)
+	for _, iso := range []Isolation{IsolationNamespaces, IsolationLandlock} {
+		b := newBox(t)
+		tok := token(t)
+		// The grandchild keeps stdout and stderr open and sleeps.
+		s := b.spec(t, "sh", "-c", "sh -c 'sleep 30; : "+tok+"' & echo parent-done; exit 0")
+		s.Isolation = iso
+		s.Timeout = 20 * time.Second
+		start := time.Now()
+		out := b.run(t, s)
+		if el := time.Since(start); el > 2*time.Second {
+			t.Fatalf("%s: Run waited %v for a grandchild holding the pipes", iso, el)
+		}
+		if out.ExitCode != 0 || out.TimedOut || !strings.Contains(b.stdout.String(), "parent-done") {
+			t.Fatalf("%s: outcome %+v stdout %q", iso, out, b.stdout.String())
+		}
+		if p := survivors(tok); len(p) > 0 {
+			t.Fatalf("%s: processes %v survived", iso, p)
+		}
 	}
 }
 
@@ -711,19 +770,21 @@ func TestRequiredModeRefusesWithoutLandlock(t *testing.T) {
 	}
 }
 
-func TestRequiredModeRefusesNetworkDenialWithoutNetABI(t *testing.T) {
-	// Simulated ABI 3 (no TCP rules), as above; the ruleset really is built
-	// at ABI 3 by this kernel in the best-effort half.
+func TestNetworkDenialHoldsWithoutNetABI(t *testing.T) {
+	// Simulated ABI 3 (no Landlock TCP rules): the network stays denied,
+	// by the network namespace or, with landlock isolation, by the
+	// seccomp filter's refusal of every socket.
 	probeHook = func() (int, error) { return 3, nil }
 	t.Cleanup(func() { probeHook = nil })
-	b := newBox(t)
-	if _, err := Run(context.Background(), b.spec(t, "true")); result.CodeOf(err) != result.PolicyDenied {
-		t.Fatalf("required + network deny at ABI 3: %v, want POLICY_DENIED", err)
-	}
-	s := b.spec(t, "true")
-	s.Landlock = ModeBestEffort
-	if out := b.run(t, s); !strings.Contains(out.Confinement, "network not confined") {
-		t.Fatalf("confinement %q does not admit the network is open", out.Confinement)
+	for _, iso := range []Isolation{IsolationNamespaces, IsolationLandlock} {
+		b := newBox(t)
+		port, stop := listen(t)
+		s := b.spec(t, "bash", "-c", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port))
+		s.Isolation = iso
+		out := b.run(t, s)
+		if connected := stop(); connected || out.ExitCode == 0 {
+			t.Fatalf("%s at ABI 3: the child connected to a loopback listener", iso)
+		}
 	}
 }
 
@@ -864,25 +925,39 @@ func TestAllowlistedToolsWorkUnderLandlock(t *testing.T) {
 
 func TestChildDiesWithServer(t *testing.T) {
 	b := newBox(t)
+	tok := token(t)
 	helper := exec.Command(os.Args[0], "-test.run=^$")
 	helper.Env = append(os.Environ(), "BASTION_SANDBOX_HELPER=server", "BASTION_SANDBOX_JAIL="+b.jail,
-		"BASTION_SANDBOX_TMP="+b.tmp, "BASTION_SANDBOX_HOME="+b.home)
+		"BASTION_SANDBOX_TMP="+b.tmp, "BASTION_SANDBOX_HOME="+b.home, "BASTION_SANDBOX_TOKEN="+tok)
 	if err := helper.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pid := readPid(t, filepath.Join(b.jail, "child.pid"))
-	// The child must still be alive while the server lives: the thread that
-	// started it has not ended early.
+	readPid(t, filepath.Join(b.jail, "child.pid"))
+	// The command must still be alive while the server lives: the thread
+	// that started the helper has not ended early.
 	time.Sleep(200 * time.Millisecond)
-	if unix.Kill(pid, 0) != nil {
-		t.Fatalf("the child died while the server was alive")
+	if !hostAlive(tok) {
+		t.Fatalf("the command died while the server was alive")
 	}
 	helper.Process.Kill()
 	helper.Wait()
-	if !processGone(pid) {
-		unix.Kill(pid, unix.SIGKILL)
-		t.Fatalf("child %d survived the server's death", pid)
+	if p := survivors(tok); len(p) > 0 {
+		t.Fatalf("processes %v survived the server's death", p)
 	}
+}
+
+// hostAlive reports whether a live process carries tok.
+func hostAlive(tok string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		cl, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && bytes.Contains(cl, []byte(tok)) {
+			if pid, err := strconv.Atoi(e.Name()); err == nil && !processGone(pid) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func TestConcurrentRunCannotWriteAnotherRunsJail(t *testing.T) {

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"syscall"
@@ -11,7 +12,22 @@ import (
 // Probe returns 0: Landlock exists only on Linux.
 func Probe() (int, error) { return 0, nil }
 
-func netFilterAvailable() bool { return false }
+func filterAvailable() bool { return false }
+
+// Preflight refuses "required" (there is no Landlock here) and otherwise
+// describes the unconfined runs of this platform.
+func Preflight(mode Mode, iso Isolation, net NetMode) (string, error) {
+	p, err := plan(mode, iso, net)
+	if err != nil {
+		return "", err
+	}
+	return p.confinement, nil
+}
+
+// runConfined is never reached off Linux: plan returns ABI 0.
+func runConfined(ctx context.Context, s *Spec, _ runPlan, env []string, out Outcome) (Outcome, error) {
+	return runPlain(ctx, s, env, out)
+}
 
 // sysProcAttr returns nil: off Linux the child gets no process group of its
 // own, so only the direct child is killed on timeout. Grandchildren may
@@ -25,8 +41,8 @@ type child struct {
 	err    error
 }
 
-// launch starts cmd unconfined (abi is always 0 here).
-func launch(_ *Spec, _ int, cmd *exec.Cmd) (*child, error) {
+// launch starts cmd unconfined.
+func launch(cmd *exec.Cmd) (*child, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, startError(err)
 	}

@@ -9,33 +9,89 @@ import (
 	"github.com/bastion-mcp/bastion/safety/result"
 )
 
-// Landlock's TCP rights do not cover Multipath TCP: an MPTCP socket talks to
-// plain TCP endpoints, yet since the kernel excluded MPTCP from the TCP
-// rights its bind and connect are not checked (landlock-lsm/linux#54; Go
-// 1.24+ listeners use MPTCP by default). SCTP can connect and bind through
-// setsockopt, which Landlock does not see either (landlock-lsm/linux#40).
+// The seccomp filter is the third wall, installed on the thread that starts
+// the command (never on the server), after no_new_privs and before the
+// Landlock domain. It refuses, in every mode:
 //
-// So when the network is denied, a small seccomp filter is installed on the
-// same thread as the Landlock domain, before the fork: socket(2) with
-// protocol IPPROTO_MPTCP or IPPROTO_SCTP fails with EACCES; io_uring_setup
-// fails too, since io_uring can create sockets without socket(2); and system
-// calls of another ABI (i386 or x32 on amd64, arm32 on arm64) fail with
-// ENOSYS, so the filter cannot be sidestepped by a compat entry point.
+//   - setting a set-user-ID or set-group-ID bit: chmod, fchmod, fchmodat,
+//     fchmodat2, and open, openat, creat and mknod(at) whose mode carries
+//     S_ISUID or S_ISGID fail with EPERM (openat2, whose mode sits in a
+//     structure a filter cannot read, fails with ENOSYS so that callers
+//     fall back to openat). Nothing the command leaves behind can be a
+//     setuid program, whoever later runs it;
+//   - ptrace, process_vm_readv and process_vm_writev (EPERM);
+//   - io_uring (EACCES), whose operations a filter does not see;
+//   - the kernel keyring calls keyctl, add_key and request_key (EPERM);
+//   - system calls of another ABI (i386 or x32 on amd64, arm32 on arm64),
+//     which fail with ENOSYS so the filter cannot be sidestepped by a
+//     compatibility entry point.
+//
+// With landlock isolation and the network denied it also refuses every
+// socket(2) with EACCES (socketpair(2) stays allowed): Landlock alone does
+// not restrict UDP, raw sockets, pathname or abstract UNIX sockets outside
+// its scope, MPTCP (landlock-lsm/linux#54) or SCTP's connect through
+// setsockopt (landlock-lsm/linux#40). With namespaces the network
+// namespace is that wall instead, so sockets stay usable on the command's
+// own loopback.
 
 // seccompArch is the audit architecture of the filter's target, 0 where no
-// filter is provided (the gap is then stated in the confinement).
+// filter is provided (the confinement string then leaves "seccomp" out).
 var seccompArch = map[string]uint32{
 	"amd64": unix.AUDIT_ARCH_X86_64,
 	"arm64": unix.AUDIT_ARCH_AARCH64,
 }[runtime.GOARCH]
 
-// Offsets in struct seccomp_data (little-endian: args' low halves).
+// Offsets in struct seccomp_data (little-endian: an argument's low half).
 const (
 	seccompNR    = 0
 	seccompArchO = 4
-	seccompArg2  = 16 + 2*8
 	x32Bit       = 0x40000000
 )
+
+func argOffset(i int) uint32 { return uint32(16 + 8*i) }
+
+// sysRule is one line of the filter: system call nr returns ret, either
+// always (mask 0) or when argument arg has any bit of mask set.
+type sysRule struct {
+	nr   uintptr
+	arg  int
+	mask uint32
+	ret  uint32
+}
+
+const (
+	retAllow = unix.SECCOMP_RET_ALLOW
+	retEPERM = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	retEACCE = unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
+	retNOSYS = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+	setIDs   = unix.S_ISUID | unix.S_ISGID
+)
+
+// filterFor returns the rules for a run.
+func filterFor(iso Isolation, net NetMode) []sysRule {
+	rules := []sysRule{
+		{nr: unix.SYS_FCHMOD, arg: 1, mask: setIDs, ret: retEPERM},
+		{nr: unix.SYS_FCHMODAT, arg: 2, mask: setIDs, ret: retEPERM},
+		{nr: unix.SYS_OPENAT, arg: 3, mask: setIDs, ret: retEPERM},
+		{nr: unix.SYS_MKNODAT, arg: 2, mask: setIDs, ret: retEPERM},
+		{nr: sysFchmodat2, arg: 2, mask: setIDs, ret: retEPERM},
+		{nr: unix.SYS_OPENAT2, ret: retNOSYS},
+		{nr: unix.SYS_PTRACE, ret: retEPERM},
+		{nr: unix.SYS_PROCESS_VM_READV, ret: retEPERM},
+		{nr: unix.SYS_PROCESS_VM_WRITEV, ret: retEPERM},
+		{nr: unix.SYS_IO_URING_SETUP, ret: retEACCE},
+		{nr: unix.SYS_IO_URING_ENTER, ret: retEACCE},
+		{nr: unix.SYS_IO_URING_REGISTER, ret: retEACCE},
+		{nr: unix.SYS_KEYCTL, ret: retEPERM},
+		{nr: unix.SYS_ADD_KEY, ret: retEPERM},
+		{nr: unix.SYS_REQUEST_KEY, ret: retEPERM},
+	}
+	rules = append(rules, legacyRules...)
+	if iso == IsolationLandlock && net == NetDeny {
+		rules = append(rules, sysRule{nr: unix.SYS_SOCKET, ret: retEACCE})
+	}
+	return rules
+}
 
 func bpfStmt(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }
 
@@ -43,42 +99,52 @@ func bpfJump(code uint16, k uint32, jt, jf uint8) unix.SockFilter {
 	return unix.SockFilter{Code: code, Jt: jt, Jf: jf, K: k}
 }
 
-// netFilter returns the classic BPF program described above.
-func netFilter() []unix.SockFilter {
+// compileFilter turns rules into a classic BPF program.
+func compileFilter(rules []sysRule) []unix.SockFilter {
 	const (
-		ld    = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		jeq   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-		jge   = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
-		ret   = unix.BPF_RET | unix.BPF_K
-		allow = unix.SECCOMP_RET_ALLOW
-		deny  = unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
-		nosys = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+		ld   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jge  = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+		jset = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+		ret  = unix.BPF_RET | unix.BPF_K
 	)
-	return []unix.SockFilter{
-		/* 0 */ bpfStmt(ld, seccompArchO),
-		/* 1 */ bpfJump(jeq, seccompArch, 0, 9), // foreign ABI -> 11
-		/* 2 */ bpfStmt(ld, seccompNR),
-		/* 3 */ bpfJump(jge, x32Bit, 7, 0), // x32 -> 11
-		/* 4 */ bpfJump(jeq, uint32(unix.SYS_IO_URING_SETUP), 5, 0), // -> 10
-		/* 5 */ bpfJump(jeq, uint32(unix.SYS_SOCKET), 0, 3), // not socket -> 9
-		/* 6 */ bpfStmt(ld, seccompArg2),
-		/* 7 */ bpfJump(jeq, unix.IPPROTO_MPTCP, 2, 0), // -> 10
-		/* 8 */ bpfJump(jeq, unix.IPPROTO_SCTP, 1, 0), // -> 10
-		/* 9 */ bpfStmt(ret, allow),
-		/* 10 */ bpfStmt(ret, deny),
-		/* 11 */ bpfStmt(ret, nosys),
+	prog := []unix.SockFilter{
+		bpfStmt(ld, seccompArchO),
+		bpfJump(jeq, seccompArch, 1, 0),
+		bpfStmt(ret, retNOSYS),
+		bpfStmt(ld, seccompNR),
+		bpfJump(jge, x32Bit, 0, 1),
+		bpfStmt(ret, retNOSYS),
 	}
+	for _, r := range rules {
+		if r.mask == 0 {
+			// nr == r.nr ? ret : next
+			prog = append(prog,
+				bpfStmt(ld, seccompNR),
+				bpfJump(jeq, uint32(r.nr), 0, 1),
+				bpfStmt(ret, r.ret))
+			continue
+		}
+		// nr == r.nr ? (arg & mask ? ret : allow) : next
+		prog = append(prog,
+			bpfStmt(ld, seccompNR),
+			bpfJump(jeq, uint32(r.nr), 0, 3),
+			bpfStmt(ld, argOffset(r.arg)),
+			bpfJump(jset, r.mask, 0, 1),
+			bpfStmt(ret, r.ret))
+	}
+	return append(prog, bpfStmt(ret, retAllow))
 }
 
-// installNetFilter applies netFilter to the calling thread only (no TSYNC).
+// installFilter applies the rules to the calling thread only (no TSYNC).
 // no_new_privs must already be set on it.
-func installNetFilter() error {
-	prog := netFilter()
+func installFilter(rules []sysRule) error {
+	prog := compileFilter(rules)
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0)
 	runtime.KeepAlive(prog)
 	if err != nil {
-		return result.Wrap(result.InternalError, errSetup+": the network system-call filter could not be installed", err)
+		return result.Wrap(result.InternalError, errSetup+": the system-call filter could not be installed", err)
 	}
 	return nil
 }

@@ -9,10 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sysProcAttr puts the child in a new session (hence its own process group,
-// and no controlling terminal) and kills it if the thread that started it
-// dies, which happens only when the server dies: that thread is kept alive
-// until the child has exited (see launch).
+// sysProcAttr puts a plain child in a new session (hence its own process
+// group, and no controlling terminal) and kills it if the thread that
+// started it dies, which happens only when the server dies: that thread is
+// kept alive until the child has exited (see launch).
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
@@ -23,73 +23,46 @@ type child struct {
 	exited chan struct{} // closed once the direct child has exited (still unreaped)
 }
 
-// launch starts cmd confined by a Landlock ruleset for abi (none when abi
-// is 0), using a locked-thread fork:
-//
-//  1. a fresh goroutine locks itself to its OS thread and never unlocks;
-//  2. it sets no_new_privs, installs the network seccomp filter when the
-//     network is denied, and enforces the ruleset, on that thread only;
-//  3. it starts cmd: the fork happens on that thread, so the child inherits
-//     the thread's Landlock domain and is confined before it executes;
-//  4. it waits (waitid with WNOWAIT) until the child has exited, then
-//     returns; a goroutine that exits while locked takes its thread with it,
-//     so the restriction never reaches another goroutine.
-//
-// The runtime never creates new threads from a locked thread (a template
-// thread does that), so the confinement cannot spread to the server. The
-// main thread is never used (see startOnOwnThread). The thread is kept
-// until the child exits because Pdeathsig fires when the creating thread,
-// not the process, dies.
-func launch(s *Spec, abi int, cmd *exec.Cmd) (*child, error) {
-	rs := -1
-	filter := abi >= 4 && !s.Network && netFilterAvailable()
-	if abi > 0 {
-		var err error
-		if rs, err = buildRuleset(s, abi); err != nil {
-			return nil, err
-		}
-		defer unix.Close(rs)
-	}
+// launch starts cmd from a goroutine locked to an OS thread that is not
+// the main thread and stays alive until the child has exited: Pdeathsig
+// fires when the creating thread, not the process, dies, so the thread
+// must outlive the child for "the child dies with the server" to mean
+// exactly that. A goroutine that exits while locked takes its thread with
+// it. The same function starts the helper of a confined run.
+func launch(cmd *exec.Cmd) (*child, error) {
 	c := &child{cmd: cmd, exited: make(chan struct{})}
 	started := make(chan error, 1)
-	go c.startOnOwnThread(rs, filter, started)
+	go c.startOnOwnThread(started)
 	if err := <-started; err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// startOnOwnThread is the body of launch's goroutine. It must not confine
-// the main thread: the runtime cannot end that one, so a locked goroutine
-// returning there leaves it parked for ever, Landlock domain included. When
-// it finds itself on the main thread it keeps that thread occupied while a
-// second goroutine locks another one, then releases it unconfined.
-func (c *child) startOnOwnThread(rs int, filter bool, started chan<- error) {
+// startOnOwnThread is the body of launch's goroutine. The main thread is
+// never used: the runtime cannot end it, so a locked goroutine returning
+// there would leave it parked for ever. When it finds itself on the main
+// thread it keeps that thread occupied while a second goroutine locks
+// another one, then releases it.
+func (c *child) startOnOwnThread(started chan<- error) {
 	runtime.LockOSThread()
 	if unix.Gettid() == unix.Getpid() {
 		elsewhere := make(chan struct{})
 		go func() {
 			runtime.LockOSThread()
 			close(elsewhere)
-			c.confineStartWait(rs, filter, started)
+			c.startWait(started)
 		}()
 		<-elsewhere
 		runtime.UnlockOSThread()
 		return
 	}
-	c.confineStartWait(rs, filter, started)
+	c.startWait(started)
 }
 
-// confineStartWait runs on a locked thread that is not the main thread and
-// deliberately never unlocks it: the thread may carry no_new_privs, a
-// seccomp filter and a Landlock domain, and ends when the goroutine returns.
-func (c *child) confineStartWait(rs int, filter bool, started chan<- error) {
-	if rs >= 0 {
-		if err := restrictThread(rs, filter); err != nil {
-			started <- err
-			return
-		}
-	}
+// startWait starts the command and waits, on its locked thread, for it to
+// exit; it deliberately never unlocks the thread.
+func (c *child) startWait(started chan<- error) {
 	if err := c.cmd.Start(); err != nil {
 		started <- startError(err)
 		return

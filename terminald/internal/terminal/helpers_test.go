@@ -29,11 +29,15 @@ const spawnerName = "bastion-spawn"
 
 func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == spawnerName {
-		c := exec.Command("sleep", "300")
+		// The grandchild carries a token in its command line: pids inside
+		// the sandbox are not the host's, so the test finds it by token.
+		wd, _ := os.Getwd()
+		tok := "bastion-spawned-" + filepath.Base(wd) + strconv.Itoa(os.Getpid())
+		c := exec.Command("/bin/sh", "-c", "sleep 300; : "+tok)
 		if err := c.Start(); err != nil {
 			os.Exit(3)
 		}
-		if err := os.WriteFile("spawn.pid", []byte(strconv.Itoa(c.Process.Pid)), 0o644); err != nil {
+		if err := os.WriteFile("spawn.pid", []byte(tok), 0o644); err != nil {
 			os.Exit(4)
 		}
 		time.Sleep(300 * time.Second)

@@ -67,8 +67,21 @@ type Options struct {
 	Timeout        time.Duration
 	MaxOutputBytes int
 	Landlock       sandbox.Mode
-	Network        bool
-	ReadPaths      []string
+	// Isolation is the wall around each command (namespaces when empty).
+	Isolation sandbox.Isolation
+	// Net is the network mode; ProxySocket is the filtering proxy's socket
+	// for sandbox.NetProxy.
+	Net         sandbox.NetMode
+	ProxySocket string
+	// Limits bound each command (sandbox defaults for zero fields).
+	Limits sandbox.Limits
+	// Sandboxed is the "sandbox" profile: shells and interpreters may be
+	// allowlisted, files in the writable trees may be executed, and the
+	// kernel boundary, not the argument rules, is the guarantee.
+	Sandboxed bool
+	// Caches are the persistent tool caches (sandbox.Caches).
+	Caches    sandbox.CacheSet
+	ReadPaths []string
 	// StateDir holds each run's private HOME and TMPDIR; it must exist and
 	// lie outside the jail (main checks that with config.CheckOutside).
 	StateDir string
@@ -148,8 +161,33 @@ func (s *Server) recycle(rd runDirs) {
 	}
 }
 
-// Close removes the pooled private directories.
+// prepare has the sandbox start the next command's helper now, for the
+// private directories the next run will most likely take, so that its
+// namespaces and view are ready when the command arrives.
+func (s *Server) prepare() {
+	select {
+	case rd := <-s.spare:
+		sandbox.Prepare(s.spec(rd))
+		select {
+		case s.spare <- rd:
+		default:
+			_ = os.RemoveAll(rd.dir)
+		}
+	default:
+	}
+}
+
+// spec is the sandbox.Spec of a run in rd, without its command.
+func (s *Server) spec(rd runDirs) sandbox.Spec {
+	return sandbox.Spec{JailRoot: s.o.Root.Path(), TempDir: rd.tmp, HomeDir: rd.home,
+		WritePaths: s.o.Caches.Paths, ReadPaths: s.o.ReadPaths, ExecWritable: s.o.Sandboxed,
+		PathEnv: s.pathEnv, Net: s.o.Net, ProxySocket: s.o.ProxySocket, Landlock: s.o.Landlock,
+		Isolation: s.o.Isolation, Limits: s.o.Limits, Timeout: s.o.Timeout}
+}
+
+// Close removes the pooled private directories and ends prepared helpers.
 func (s *Server) Close() {
+	sandbox.DiscardPrepared()
 	for {
 		select {
 		case rd := <-s.spare:
@@ -197,12 +235,12 @@ func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	conf, err := sandbox.Check(o.Landlock)
+	if o.Net == "" {
+		o.Net = sandbox.NetDeny
+	}
+	conf, err := sandbox.Preflight(o.Landlock, o.Isolation, o.Net)
 	if err != nil {
 		return nil, err
-	}
-	if o.Network && !strings.HasPrefix(conf, "none") {
-		conf += " (network allowed)"
 	}
 	s := &Server{o: o, pathEnv: strings.Join(o.Path, string(os.PathListSeparator)), confinement: conf,
 		runsDir: filepath.Join(o.StateDir, "runs"), spare: make(chan runDirs, 16)}
@@ -266,6 +304,9 @@ type RunDetail struct {
 	Stderr      string   `json:"stderr"`
 	Truncated   bool     `json:"truncated"`
 	Confinement string   `json:"confinement"`
+	// Limit names the limit that stopped the command: memory, processes,
+	// cpu, file_size, open_files or timeout.
+	Limit string `json:"limit,omitempty"`
 }
 
 // redactArgv returns argv with secrets in any word replaced by markers, for
@@ -351,14 +392,14 @@ func (s *Server) runCommand(ctx context.Context, _ mcp.CallToolRequest, a runArg
 	stderr := s.o.Redact.NewCappedWriter(s.o.MaxOutputBytes)
 	rd, err := s.takeRunDirs()
 	if err == nil {
-		outc, err = sandbox.Run(ctx, sandbox.Spec{
-			Path: exe, Argv: d.Argv, Dir: dir, JailRoot: s.o.Root.Path(), TempDir: rd.tmp, HomeDir: rd.home,
-			ReadPaths: s.o.ReadPaths, Env: sandbox.MergeEnv(sandbox.ProgramEnv(d.Name), s.o.PassEnv),
-			PathEnv: s.pathEnv, Network: s.o.Network, Landlock: s.o.Landlock, Timeout: s.o.Timeout,
-			Stdout: stdout, Stderr: stderr,
-		})
+		spec := s.spec(rd)
+		spec.Path, spec.Argv, spec.Dir = exe, d.Argv, dir
+		spec.Env = sandbox.MergeEnv(append(sandbox.ProgramEnv(d.Name), s.o.Caches.Env...), s.o.PassEnv)
+		spec.Stdout, spec.Stderr = stdout, stderr
+		outc, err = sandbox.Run(ctx, spec)
 	}
 	s.recycle(rd)
+	s.prepare()
 	stdout.Close()
 	stderr.Close()
 	ran := outc.Duration > 0 // zero only when the child never started
@@ -380,6 +421,9 @@ func (s *Server) runCommand(ctx context.Context, _ mcp.CallToolRequest, a runArg
 	if outc.Signal != "" {
 		fields["signal"] = outc.Signal
 	}
+	if outc.Limit != "" {
+		fields["limit"] = outc.Limit
+	}
 	if aerr := s.o.Audit.Outcome(intent, action, code, fields); aerr != nil {
 		s.o.Logger.Error("audit outcome record failed", "intent", intent)
 	}
@@ -387,7 +431,8 @@ func (s *Server) runCommand(ctx context.Context, _ mcp.CallToolRequest, a runArg
 		return result.With(action, code, reason, nil, start)
 	}
 	detail := RunDetail{Argv: d.Argv, ExitCode: outc.ExitCode, Signal: outc.Signal,
-		Stdout: string(stdout.Bytes()), Stderr: string(stderr.Bytes()), Truncated: truncated, Confinement: outc.Confinement}
+		Stdout: string(stdout.Bytes()), Stderr: string(stderr.Bytes()), Truncated: truncated, Confinement: outc.Confinement,
+		Limit: outc.Limit}
 	switch code {
 	case result.OK:
 		reason = fmt.Sprintf("the command ran and exited with status %d", outc.ExitCode)
@@ -430,7 +475,18 @@ type ExplainDetail struct {
 	MaxOutputBytes int        `json:"max_output_bytes"`
 	Env            []string   `json:"env"`
 	Paths          []PathView `json:"paths"`
+	// Guarantee says what keeps the machine safe for this command.
+	Guarantee string `json:"guarantee"`
 }
+
+// What explain_command says keeps the machine safe, per profile.
+const (
+	guaranteeAllowlist = "profile allowlist: only allowlisted programs run, never a shell, wrapper or interpreter; " +
+		"argument rules refuse their dangerous options; the kernel confinement is a second wall"
+	guaranteeSandbox = "profile sandbox: the kernel boundary is the guarantee (namespaces, Landlock, seccomp, no capabilities, " +
+		"resource limits): whatever the command runs stays inside the jail and its view; the allowlist and argument rules " +
+		"only decide what may be asked for"
+)
 
 // maxPathViews bounds the radar views in one explanation.
 const maxPathViews = 32
@@ -441,7 +497,11 @@ func (s *Server) explainCommand(_ context.Context, _ mcp.CallToolRequest, a expl
 	d, err := s.o.Policy.Check(a.Command)
 	x := ExplainDetail{Decision: "deny", Code: string(d.Code), Rule: d.Rule, Reason: d.Reason, Name: d.Name,
 		Argv: d.Argv, Cwd: s.o.Root.Path(), Confinement: s.confinement,
-		TimeoutSeconds: int(s.o.Timeout / time.Second), MaxOutputBytes: s.o.MaxOutputBytes, Paths: []PathView{}}
+		TimeoutSeconds: int(s.o.Timeout / time.Second), MaxOutputBytes: s.o.MaxOutputBytes, Paths: []PathView{},
+		Guarantee: guaranteeAllowlist}
+	if s.o.Sandboxed {
+		x.Guarantee = guaranteeSandbox
+	}
 	if x.Argv == nil {
 		x.Argv = []string{}
 	}
@@ -511,4 +571,22 @@ func (s *Server) pathViews(args []string) []PathView {
 		views = append(views, v)
 	}
 	return views
+}
+
+// OutsideReadPaths returns, for each allowlisted name that resolves on
+// path to a program outside readPaths, the pair (name, program): such a
+// command cannot be executed in the sandbox, and check and the startup log
+// say so.
+func OutsideReadPaths(allow, path, readPaths []string) [][2]string {
+	if len(path) == 0 {
+		path = DefaultPath
+	}
+	var out [][2]string
+	for _, name := range allow {
+		exe, err := command.Resolve(name, path)
+		if err == nil && !sandbox.Covered(exe, readPaths) {
+			out = append(out, [2]string{name, exe})
+		}
+	}
+	return out
 }

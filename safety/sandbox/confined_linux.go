@@ -1,0 +1,565 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bastion-mcp/bastion/safety/result"
+)
+
+// A confined run is carried out by a helper: this very binary, re-executed
+// under the name helperArg0 as the first process of the command's new
+// namespaces (namespaces isolation) or as a plain child (landlock
+// isolation). The helper builds the command's view of the filesystem,
+// applies the limits, starts the command from a thread that carries
+// no_new_privs, no capabilities, the seccomp filter and the Landlock
+// domain, then reaps every process, ends them all once the command ends,
+// and reports on a socket. See helper_linux.go.
+//
+// The helper's descriptors: 3 the control socket, 4 and 5 the write ends of
+// the command's stdout and stderr, 6 an O_PATH descriptor of the jail root.
+const helperArg0 = "bastion-sandbox-helper"
+
+// helperConfig is the one message the server sends the helper.
+type helperConfig struct {
+	Isolation    Isolation `json:"isolation"`
+	Net          NetMode   `json:"net"`
+	ABI          int       `json:"abi"`
+	Jail         string    `json:"jail"`
+	JailDev      uint64    `json:"jail_dev"`
+	JailIno      uint64    `json:"jail_ino"`
+	Home         string    `json:"home"`
+	Tmp          string    `json:"tmp"`
+	Writable     []string  `json:"writable"`
+	ReadPaths    []string  `json:"read_paths"`
+	ExecWritable bool      `json:"exec_writable"`
+	ProxySocket  string    `json:"proxy_socket"`
+	Limits       Limits    `json:"limits"`
+	// HomeID and TmpID are the identities of HOME and TMPDIR when the
+	// helper was prepared: a directory recreated since is another one.
+	HomeID [2]uint64 `json:"home_id"`
+	TmpID  [2]uint64 `json:"tmp_id"`
+	// Probe asks the helper to answer at once: Preflight's check that the
+	// namespaces can be created at all.
+	Probe bool `json:"probe,omitempty"`
+}
+
+// helperRun is the second message: the command itself.
+type helperRun struct {
+	TimeoutMS int64    `json:"timeout_ms"`
+	Path      string   `json:"path"`
+	Argv      []string `json:"argv"`
+	Env       []string `json:"env"`
+	DirRel    string   `json:"dir_rel"`
+	DirDev    uint64   `json:"dir_dev"`
+	DirIno    uint64   `json:"dir_ino"`
+}
+
+// helperResult is the helper's one answer.
+type helperResult struct {
+	// SetupCode and SetupReason are set when nothing ran.
+	SetupCode   result.Code `json:"setup_code,omitempty"`
+	SetupReason string      `json:"setup_reason,omitempty"`
+	Started     bool        `json:"started"`
+	ExitCode    int         `json:"exit_code"`
+	Signal      string      `json:"signal,omitempty"`
+	Limit       string      `json:"limit,omitempty"`
+	Cancelled   bool        `json:"cancelled,omitempty"`
+	CPUMS       int64       `json:"cpu_ms"`
+	PeakTasks   int         `json:"peak_tasks"`
+	PeakRSSKB   int64       `json:"peak_rss_kb"`
+}
+
+// cancelMsg asks the helper to end the command now.
+const cancelMsg = "cancel"
+
+// maxMsg bounds one control message (argv is at most a few KiB).
+const maxMsg = 1 << 20
+
+// helperBackstop is how long past the timeout the server waits for the
+// helper's answer before killing the helper itself.
+const helperBackstop = 5 * time.Second
+
+// nsFlags are the namespaces of namespaces isolation.
+func nsFlags(net NetMode) uintptr {
+	f := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
+	if net != NetAllow {
+		f |= unix.CLONE_NEWNET
+	}
+	return f
+}
+
+// helperAttr is how the helper is started: its own session, killed when
+// the server's starting thread (hence the server) dies, and for namespaces
+// isolation the new namespaces, in which the server's user and group are
+// mapped to root (and nothing else is mapped).
+func helperAttr(iso Isolation, net NetMode) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	if iso == IsolationNamespaces {
+		a.Cloneflags = nsFlags(net)
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+		a.GidMappingsEnableSetgroups = false
+	}
+	return a
+}
+
+// identity is (dev, ino) of an open file.
+func identity(fd int) (uint64, uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, 0, err
+	}
+	return st.Dev, st.Ino, nil
+}
+
+// openBeneath opens rel as a directory beneath dirfd: no "..", no symbolic
+// link, no magic link, no mount crossing.
+func openBeneath(dirfd int, rel string, flags int) (int, error) {
+	how := unix.OpenHow{Flags: uint64(flags | unix.O_DIRECTORY | unix.O_CLOEXEC),
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV}
+	for {
+		fd, err := unix.Openat2(dirfd, rel, &how)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// staticConfig is the part of a run's instructions that a helper can be
+// prepared with before the command is known.
+func staticConfig(s *Spec, p runPlan) (helperConfig, error) {
+	cfg := helperConfig{Isolation: p.iso, Net: p.net, ABI: p.abi, Jail: filepath.Clean(s.JailRoot),
+		Home: s.HomeDir, Tmp: s.TempDir, Writable: s.WritePaths, ReadPaths: s.ReadPaths,
+		ExecWritable: s.ExecWritable, ProxySocket: s.ProxySocket, Limits: s.Limits.withDefaults()}
+	if len(cfg.ReadPaths) == 0 {
+		cfg.ReadPaths = DefaultReadPaths
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(cfg.Jail, &st); err != nil {
+		return cfg, result.Wrap(result.NotFound, "the jail root cannot be opened", err)
+	}
+	cfg.JailDev, cfg.JailIno = st.Dev, st.Ino
+	for _, d := range []struct {
+		path string
+		id   *[2]uint64
+	}{{s.HomeDir, &cfg.HomeID}, {s.TempDir, &cfg.TmpID}} {
+		if err := unix.Stat(d.path, &st); err != nil {
+			return cfg, invalid("a private directory of the run does not exist")
+		}
+		*d.id = [2]uint64{st.Dev, st.Ino}
+	}
+	return cfg, nil
+}
+
+// warm is a started helper that has built (or is building) its view and
+// waits for its command.
+type warm struct {
+	key        string
+	c          *child
+	ctl        *os.File
+	fd         int
+	outR, errR *os.File
+	ready      chan helperResult
+	jail       *os.File
+}
+
+// discard ends a helper that will not be used.
+func (w *warm) discard() {
+	w.c.killGroup()
+	<-w.c.exited
+	_, _ = w.c.reap()
+	w.ctl.Close()
+	w.outR.Close()
+	w.errR.Close()
+	w.jail.Close()
+}
+
+// spawn starts a helper and hands it the static instructions.
+func spawn(cfg helperConfig) (*warm, error) {
+	msg, err := json.Marshal(cfg)
+	if err != nil || len(msg) > maxMsg {
+		return nil, invalid("the sandbox configuration is too large")
+	}
+	jfd, err := unix.Open(cfg.Jail, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, result.Wrap(result.NotFound, "the jail root cannot be opened", err)
+	}
+	jail := os.NewFile(uintptr(jfd), cfg.Jail)
+	if dev, ino, err := identity(jfd); err != nil || dev != cfg.JailDev || ino != cfg.JailIno {
+		jail.Close()
+		return nil, result.New(result.Stale, "the jail root changed while the command was being started; nothing ran")
+	}
+	outR, outW, errR, errW, err := outputPipes()
+	if err != nil {
+		jail.Close()
+		return nil, err
+	}
+	closeAll := func() { outR.Close(); outW.Close(); errR.Close(); errW.Close(); jail.Close() }
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		closeAll()
+		return nil, result.Wrap(result.InternalError, errSetup+": the control socket could not be created", err)
+	}
+	ctl := os.NewFile(uintptr(pair[0]), "sandbox-control")
+	theirs := os.NewFile(uintptr(pair[1]), "sandbox-control-helper")
+	cmd := &exec.Cmd{
+		Path:        "/proc/self/exe",
+		Args:        []string{helperArg0},
+		Env:         []string{},
+		ExtraFiles:  []*os.File{theirs, outW, errW, jail},
+		SysProcAttr: helperAttr(cfg.Isolation, cfg.Net),
+	}
+	c, err := launch(cmd)
+	theirs.Close()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		ctl.Close()
+		outR.Close()
+		errR.Close()
+		jail.Close()
+		return nil, nsStartError(cfg.Isolation, err)
+	}
+	w := &warm{c: c, ctl: ctl, fd: pair[0], outR: outR, errR: errR, ready: make(chan helperResult, 1), jail: jail}
+	if _, err := unix.Write(pair[0], msg); err != nil {
+		w.discard()
+		return nil, result.Wrap(result.InternalError, errSetup+": the helper did not take its instructions", err)
+	}
+	go func() { w.ready <- w.answer() }()
+	return w, nil
+}
+
+// answer reads one message from the helper.
+func (w *warm) answer() helperResult {
+	buf := make([]byte, 64<<10)
+	var r helperResult
+	n, err := unix.Read(w.fd, buf)
+	if err != nil || n <= 0 || json.Unmarshal(buf[:n], &r) != nil {
+		r = helperResult{SetupCode: result.InternalError, SetupReason: errSetup + ": the sandbox helper ended without an answer"}
+	}
+	return r
+}
+
+// maxParked bounds the prepared helpers kept waiting.
+const maxParked = 4
+
+var parked struct {
+	sync.Mutex
+	list []*warm
+}
+
+// Prepare starts, in the background, a helper for a run like s (its
+// command, arguments, environment, working directory and timeout do not
+// matter), so that the next Run with the same jail, private directories,
+// confinement and limits skips the helper's start-up: the namespaces, the
+// view and the Landlock ruleset are ready when the command arrives. It is
+// a speed hint: a Spec it cannot prepare for is ignored, and a Run that
+// finds no prepared helper starts one itself. At most four wait at once;
+// DiscardPrepared ends them.
+func Prepare(s Spec) {
+	if s.validateStatic() != nil {
+		return
+	}
+	p, err := plan(s.Landlock, s.Isolation, s.net())
+	if err != nil || p.abi == 0 {
+		return
+	}
+	cfg, err := staticConfig(&s, p)
+	if err != nil {
+		return
+	}
+	key, _ := json.Marshal(cfg)
+	go func() {
+		w, err := spawn(cfg)
+		if err != nil {
+			return
+		}
+		w.key = string(key)
+		parked.Lock()
+		parked.list = append(parked.list, w)
+		var evict *warm
+		if len(parked.list) > maxParked {
+			evict, parked.list = parked.list[0], parked.list[1:]
+		}
+		parked.Unlock()
+		if evict != nil {
+			evict.discard()
+		}
+	}()
+}
+
+// DiscardPrepared ends every prepared helper (at shutdown).
+func DiscardPrepared() {
+	parked.Lock()
+	list := parked.list
+	parked.list = nil
+	parked.Unlock()
+	for _, w := range list {
+		w.discard()
+	}
+}
+
+// takeParked returns a prepared helper for key, if one waits.
+func takeParked(key string) *warm {
+	parked.Lock()
+	defer parked.Unlock()
+	for i, w := range parked.list {
+		if w.key == key {
+			parked.list = append(parked.list[:i], parked.list[i+1:]...)
+			return w
+		}
+	}
+	return nil
+}
+
+// runConfined runs s through a helper: a prepared one if it matches,
+// otherwise one started now.
+func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outcome) (Outcome, error) {
+	cfg, err := staticConfig(s, p)
+	if err != nil {
+		return out, err
+	}
+	run := helperRun{TimeoutMS: s.Timeout.Milliseconds(), Path: s.Path, Argv: s.Argv, Env: env}
+	// The working directory, opened beneath the jail exactly as the helper
+	// will open it in its view, and identified.
+	jfd, err := unix.Open(cfg.Jail, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return out, result.Wrap(result.NotFound, "the jail root cannot be opened", err)
+	}
+	defer unix.Close(jfd)
+	if dev, ino, err := identity(jfd); err != nil || dev != cfg.JailDev || ino != cfg.JailIno {
+		return out, result.New(result.Stale, "the jail root changed while the command was being started; nothing ran")
+	}
+	run.DirRel, _ = filepath.Rel(cfg.Jail, filepath.Clean(s.Dir))
+	dfd := jfd
+	if run.DirRel != "." {
+		if dfd, err = openBeneath(jfd, run.DirRel, unix.O_PATH); err != nil {
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+				return out, result.Wrap(result.NotFound, "the working directory does not exist in the jail (or is not a directory)", err)
+			}
+			return out, result.Wrap(result.PathEscape, "the working directory cannot be reached inside the jail without a symbolic link, .. or a mount", err)
+		}
+		defer unix.Close(dfd)
+	}
+	if run.DirDev, run.DirIno, err = identity(dfd); err != nil {
+		return out, result.Wrap(result.InternalError, errSetup, err)
+	}
+	msg, err := json.Marshal(run)
+	if err != nil || len(msg) > maxMsg {
+		return out, invalid("the command is too large to hand to the sandbox")
+	}
+
+	start := time.Now()
+	key, _ := json.Marshal(cfg)
+	w := takeParked(string(key))
+	if w == nil {
+		if w, err = spawn(cfg); err != nil {
+			return out, err
+		}
+	}
+	defer w.ctl.Close()
+	defer w.outR.Close()
+	defer w.errR.Close()
+	defer w.jail.Close()
+	c := w.c
+	if r := <-w.ready; r.SetupCode != "" {
+		c.killGroup()
+		<-c.exited
+		_, _ = c.reap()
+		return out, result.New(r.SetupCode, r.SetupReason)
+	}
+	if _, err := unix.Write(w.fd, msg); err != nil {
+		c.killGroup()
+		<-c.exited
+		_, _ = c.reap()
+		return out, result.Wrap(result.InternalError, errSetup+": the helper did not take its command", err)
+	}
+
+	copied := make(chan struct{}, 2)
+	stderr := &emfileWatch{w: s.Stderr}
+	go drain(s.Stdout, w.outR, copied)
+	go drain(stderr, w.errR, copied)
+	answers := make(chan helperResult, 1)
+	go func() { answers <- w.answer() }()
+
+	var backstop <-chan time.Time
+	if s.Timeout > 0 {
+		t := time.NewTimer(s.Timeout + helperBackstop)
+		defer t.Stop()
+		backstop = t.C
+	}
+	var r helperResult
+	var runErr error
+	done := ctx.Done()
+wait:
+	for {
+		select {
+		case r = <-answers:
+			break wait
+		case <-done:
+			done = nil
+			runErr = ctxError(ctx, &out)
+			_, _ = unix.Write(w.fd, []byte(cancelMsg))
+			t := time.NewTimer(helperBackstop)
+			defer t.Stop()
+			backstop = t.C
+		case <-backstop:
+			// The helper did not answer in time: kill it. With namespaces
+			// every process of the command dies with it.
+			c.killGroup()
+			r = <-answers
+			break wait
+		}
+	}
+	// Once the helper has answered, every process of the command is dead
+	// and reaped (it answers only after wait4 found nothing left); the
+	// helper's own exit, which tears down its namespaces, is collected in
+	// the background.
+	go func() {
+		<-c.exited
+		c.killGroup()
+		_, _ = c.reap()
+	}()
+	out.Duration = time.Since(start)
+	finishDrain(w.outR, w.errR, copied)
+
+	if r.SetupCode != "" && !r.Started {
+		if runErr != nil {
+			return out, runErr
+		}
+		return out, result.New(r.SetupCode, r.SetupReason)
+	}
+	out.ExitCode, out.Signal = r.ExitCode, r.Signal
+	out.CPUTime = time.Duration(r.CPUMS) * time.Millisecond
+	out.PeakTasks, out.PeakRSSKB = r.PeakTasks, r.PeakRSSKB
+	out.Limit = r.Limit
+	if out.Limit == "" && runErr == nil && out.ExitCode != 0 && stderr.seen {
+		out.Limit = LimitOpenFiles
+	}
+	switch {
+	case runErr != nil:
+		if out.Limit == LimitTimeout {
+			out.TimedOut = true
+		}
+		return out, runErr
+	case out.Limit == LimitTimeout:
+		out.TimedOut = true
+		return out, limitError(LimitTimeout, cfg.Limits, s.Timeout)
+	case out.Limit != "":
+		return out, limitError(out.Limit, cfg.Limits, s.Timeout)
+	case r.SetupCode != "":
+		return out, result.New(r.SetupCode, r.SetupReason)
+	}
+	return out, nil
+}
+
+// nsStartError explains a helper that could not start: with namespaces,
+// the usual cause is a kernel that refuses user namespaces to this user.
+func nsStartError(iso Isolation, err error) error {
+	if iso != IsolationNamespaces {
+		return err
+	}
+	return result.Wrap(result.PolicyDenied, NamespacesUnavailable, err)
+}
+
+// NamespacesUnavailable is the refusal where the kernel will not create
+// the namespaces of isolation = "namespaces" for this user.
+const NamespacesUnavailable = `isolation = "namespaces" but the kernel refused to create a user namespace for this user. ` +
+	`Allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 on Debian-based kernels, ` +
+	`user.max_user_namespaces greater than 0, and on Ubuntu 23.10+ kernel.apparmor_restrict_unprivileged_userns=0 ` +
+	`or an AppArmor profile for this binary that allows userns), or set [terminal.sandbox] isolation = "landlock" ` +
+	`to run with Landlock, seccomp and rlimits only (weaker: see docs/terminald.md)`
+
+// emfileWatch passes stderr through and notes whether the text every libc
+// and runtime prints for EMFILE went by.
+type emfileWatch struct {
+	w    interface{ Write([]byte) (int, error) }
+	tail []byte
+	seen bool
+}
+
+func (e *emfileWatch) Write(p []byte) (int, error) {
+	if !e.seen {
+		buf := append(e.tail, p...)
+		if containsFold(buf, "too many open files") {
+			e.seen = true
+		}
+		if len(buf) > 32 {
+			buf = buf[len(buf)-32:]
+		}
+		e.tail = append(e.tail[:0], buf...)
+	}
+	if e.w == nil {
+		return len(p), nil
+	}
+	return e.w.Write(p)
+}
+
+func containsFold(b []byte, s string) bool {
+	for i := 0; i+len(s) <= len(b); i++ {
+		ok := true
+		for j := 0; j < len(s); j++ {
+			c := b[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != s[j] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Preflight is the startup check: it refuses a Landlock mode the kernel
+// cannot honour ("required" without Landlock), an isolation or network
+// mode that is unknown or impossible, and namespaces isolation where the
+// kernel will not create the namespaces for this user (it starts a helper
+// in them once). It returns the confinement commands will get.
+func Preflight(mode Mode, iso Isolation, net NetMode) (string, error) {
+	p, err := plan(mode, iso, net)
+	if err != nil {
+		return "", err
+	}
+	if p.abi == 0 || p.iso != IsolationNamespaces {
+		return p.confinement, nil
+	}
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return "", result.Wrap(result.InternalError, errSetup+": the control socket could not be created", err)
+	}
+	ctl := os.NewFile(uintptr(pair[0]), "sandbox-control")
+	defer ctl.Close()
+	theirs := os.NewFile(uintptr(pair[1]), "sandbox-control-helper")
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{helperArg0}, Env: []string{},
+		ExtraFiles: []*os.File{theirs}, SysProcAttr: helperAttr(p.iso, p.net)}
+	c, err := launch(cmd)
+	theirs.Close()
+	if err != nil {
+		return "", nsStartError(p.iso, err)
+	}
+	msg, _ := json.Marshal(helperConfig{Probe: true})
+	_, werr := unix.Write(pair[0], msg)
+	buf := make([]byte, 4096)
+	n, rerr := unix.Read(pair[0], buf)
+	<-c.exited
+	_, _ = c.reap()
+	if werr != nil || rerr != nil || n <= 0 {
+		return "", result.New(result.InternalError, errSetup+": the sandbox helper did not answer its start-up probe")
+	}
+	return p.confinement, nil
+}

@@ -1,0 +1,545 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bastion-mcp/bastion/safety/result"
+)
+
+// init turns this binary into the sandbox helper when it was started under
+// helperArg0 (only runConfined does that). It runs before main and before
+// the init functions of packages that do not depend on this one, and it
+// never returns in helper mode. Every binary that links the package (the
+// servers, and the test binaries) can therefore serve as its own helper.
+func init() {
+	if len(os.Args) == 1 && os.Args[0] == helperArg0 {
+		os.Exit(helperMain())
+	}
+}
+
+const (
+	ctlFD    = 3
+	stdoutFD = 4
+	stderrFD = 5
+	jailFD   = 6
+)
+
+// watchInterval is how often the watchdog counts the command's tasks and
+// resident memory (namespaces isolation).
+const watchInterval = 25 * time.Millisecond
+
+// helperMain is the helper: read the instructions, build the view, start
+// the command, supervise it, answer, exit. Its exit ends every process
+// left in its PID namespace.
+func helperMain() int {
+	// Nothing in the sandbox may read this process's memory or /proc files.
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	buf := make([]byte, maxMsg)
+	n, err := unix.Read(ctlFD, buf)
+	if err != nil || n <= 0 {
+		return 2
+	}
+	var cfg helperConfig
+	if err := json.Unmarshal(buf[:n], &cfg); err != nil {
+		return 2
+	}
+	h := &helper{cfg: cfg}
+	if cfg.Probe {
+		_, _ = unix.Write(ctlFD, []byte(`{}`))
+		return 0
+	}
+	answer := func(r helperResult) int {
+		b, _ := json.Marshal(r)
+		_, _ = unix.Write(ctlFD, b)
+		return 0
+	}
+	rs, err := h.setup()
+	if err != nil {
+		return answer(failResult(err))
+	}
+	if answer(helperResult{}) != 0 {
+		return 2
+	}
+	// The command: the second message.
+	n, err = unix.Read(ctlFD, buf)
+	if err != nil || n <= 0 || json.Unmarshal(buf[:n], &h.run) != nil {
+		return 2
+	}
+	return answer(h.execute(rs))
+}
+
+type helper struct {
+	cfg helperConfig
+	run helperRun
+
+	mu        sync.Mutex
+	limit     string
+	cancelled bool
+	proxyFD   int
+	peakTasks int
+	peakRSSKB int64
+}
+
+// setupFail is a setup error carried to the server.
+type setupFail struct {
+	code   result.Code
+	reason string
+}
+
+func (e *setupFail) Error() string { return e.reason }
+
+func failf(code result.Code, format string, a ...any) error {
+	return &setupFail{code, fmt.Sprintf(format, a...)}
+}
+
+func (h *helper) setLimit(l string) {
+	h.mu.Lock()
+	if h.limit == "" {
+		h.limit = l
+	}
+	h.mu.Unlock()
+}
+
+// setup builds what does not depend on the command: the view, the
+// loopback, the proxy relay, the Landlock ruleset. A prepared helper has
+// done all of this before its command arrives.
+func (h *helper) setup() (int, error) {
+	cfg := &h.cfg
+	if cfg.Isolation == IsolationNamespaces {
+		if err := h.buildView(); err != nil {
+			return -1, err
+		}
+		if cfg.Net != NetAllow {
+			if err := loopbackUp(); err != nil {
+				return -1, failf(result.InternalError, errSetup+": the command's loopback could not be brought up")
+			}
+		}
+		if cfg.Net == NetProxy {
+			if err := h.startRelay(); err != nil {
+				return -1, err
+			}
+		}
+	} else {
+		// Orphans of the command are re-parented here, so they can be ended.
+		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	}
+	return h.ruleset()
+}
+
+// execute enters the working directory, starts the command and supervises it.
+func (h *helper) execute(rs int) helperResult {
+	if err := h.enterDir(); err != nil {
+		return failResult(err)
+	}
+	pid, err := h.start(rs)
+	unix.Close(rs)
+	unix.Close(stdoutFD)
+	unix.Close(stderrFD)
+	if err != nil {
+		return failResult(err)
+	}
+	return h.supervise(pid)
+}
+
+func failResult(err error) helperResult {
+	var f *setupFail
+	if errors.As(err, &f) {
+		return helperResult{SetupCode: f.code, SetupReason: f.reason}
+	}
+	code, reason := result.Classify(err)
+	return helperResult{SetupCode: code, SetupReason: reason}
+}
+
+// bind is one mount of the view.
+type bind struct {
+	src  string // a path the helper can open now (host view)
+	fd   int    // O_PATH descriptor of the source
+	tree int    // detached copy of the source's mount tree (open_tree)
+	dst  string // the path inside the view
+	rw   bool
+	dir  bool
+	link string // for a read path that is a symbolic link: its target
+}
+
+// buildView mounts the command's filesystem: a tmpfs root holding only the
+// jail, HOME, TMPDIR (also at /tmp), the writable caches, the read paths
+// (read-only), a minimal /dev and a /proc of the new PID namespace; then it
+// pivots into it and detaches the host's tree. Every mount is nosuid, and
+// all but the device nodes nodev.
+func (h *helper) buildView() error {
+	cfg := &h.cfg
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return failf(result.InternalError, errSetup+": mount propagation could not be made private")
+	}
+	if cfg.Net == NetProxy {
+		fd, err := unix.Open(cfg.ProxySocket, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return failf(result.InternalError, errSetup+": the proxy's socket cannot be opened")
+		}
+		h.proxyFD = fd
+	}
+	var binds []bind
+	add := func(src, dst string, rw, mustExist bool) error {
+		var st unix.Stat_t
+		if err := unix.Lstat(src, &st); err != nil {
+			if mustExist {
+				return failf(result.NotFound, errSetup+": %s does not exist", src)
+			}
+			return nil
+		}
+		b := bind{src: src, dst: dst, rw: rw}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK && !rw {
+			target, err := os.Readlink(src)
+			if err != nil {
+				return nil
+			}
+			b.link = target
+			binds = append(binds, b)
+			// Make sure what it points to is in the view too.
+			resolved, err := filepath.EvalSymlinks(src)
+			if err != nil {
+				return nil
+			}
+			src, dst = resolved, resolved
+			b = bind{src: src, dst: dst}
+		}
+		fd, err := unix.Open(src, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			if mustExist {
+				return failf(result.NotFound, errSetup+": %s cannot be opened", src)
+			}
+			return nil
+		}
+		var fst unix.Stat_t
+		_ = unix.Fstat(fd, &fst)
+		b.fd, b.dir = fd, fst.Mode&unix.S_IFMT == unix.S_IFDIR
+		binds = append(binds, b)
+		return nil
+	}
+	for _, r := range cfg.ReadPaths {
+		if r == "/dev" || strings.HasPrefix(r, "/dev/") || r == "/proc" || strings.HasPrefix(r, "/proc/") {
+			continue // the view has its own /dev and /proc
+		}
+		if err := add(r, r, false, false); err != nil {
+			return err
+		}
+	}
+	for _, w := range append([]string{cfg.Home, cfg.Tmp}, cfg.Writable...) {
+		if err := add(w, w, true, true); err != nil {
+			return err
+		}
+	}
+	tmpFD := -1
+	for _, b := range binds {
+		if b.dst == cfg.Tmp && b.rw {
+			tmpFD = b.fd
+		}
+	}
+	// The jail is bound from a descriptor this helper opened (a mount of
+	// the server's namespace cannot be bound here), after checking that it
+	// is the directory the server opened.
+	jfd, err := unix.Open(cfg.Jail, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return failf(result.Stale, "the jail root changed while the sandbox was being built; nothing ran")
+	}
+	if dev, ino, err := identity(jfd); err != nil || dev != cfg.JailDev || ino != cfg.JailIno {
+		return failf(result.Stale, "the jail root changed while the sandbox was being built; nothing ran")
+	}
+	binds = append(binds, bind{src: cfg.Jail, fd: jfd, dst: cfg.Jail, rw: true, dir: true})
+	// /tmp shows TMPDIR too, unless a tree of the view lies beneath /tmp
+	// (a state directory there): the alias would cover it.
+	underTmp := false
+	for _, b := range binds {
+		if strings.HasPrefix(b.dst, "/tmp/") {
+			underTmp = true
+		}
+	}
+	if !underTmp && tmpFD >= 0 {
+		binds = append(binds, bind{src: cfg.Tmp, fd: tmpFD, dst: "/tmp", rw: true, dir: true})
+	}
+	// Parents before children: a writable tree beneath a read path (or the
+	// reverse) is mounted over it.
+	sort.SliceStable(binds, func(i, j int) bool { return depth(binds[i].dst) < depth(binds[j].dst) })
+
+	// Every source is copied now, as a detached mount tree with its final
+	// flags, before the new root hides any of them: a copy made later
+	// would include the new root itself where a source is an ancestor of
+	// its mount point.
+	for i := range binds {
+		b := &binds[i]
+		if b.link != "" {
+			continue
+		}
+		t, err := cloneTree(b.fd, b.rw)
+		if err != nil {
+			return failf(result.InternalError, errSetup+": %s could not be copied into the view", b.dst)
+		}
+		b.tree = t
+	}
+	devs := map[string]int{}
+	for _, n := range devNodes {
+		fd, err := unix.Open("/dev/"+n, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return failf(result.InternalError, errSetup+": /dev/%s cannot be opened", n)
+		}
+		t, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+		unix.Close(fd)
+		if err != nil {
+			return failf(result.InternalError, errSetup+": /dev/%s could not be copied into the view", n)
+		}
+		_ = unix.MountSetattr(t, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC})
+		devs[n] = t
+	}
+
+	// The new root is a tmpfs mounted over TMPDIR's path in this mount
+	// namespace only; TMPDIR itself was copied above.
+	root := cfg.Tmp
+	if err := unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=4m,nr_inodes=4096"); err != nil {
+		return failf(result.InternalError, errSetup+": the root of the command's view could not be mounted")
+	}
+	in := func(p string) string { return filepath.Join(root, p) }
+	for _, b := range binds {
+		if b.link != "" {
+			if err := os.MkdirAll(filepath.Dir(in(b.dst)), 0o755); err != nil {
+				return failf(result.InternalError, errSetup+": %s could not be placed in the view", b.dst)
+			}
+			_ = os.Symlink(b.link, in(b.dst))
+			continue
+		}
+		if err := placeTree(b.tree, in(b.dst), b.dir); err != nil {
+			return failf(result.InternalError, errSetup+": %s could not be mounted in the view", b.dst)
+		}
+	}
+	if err := h.buildDev(in("/dev"), devs); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(in("/proc"), 0o555); err != nil {
+		return failf(result.InternalError, errSetup+": /proc could not be placed in the view")
+	}
+	if err := unix.Mount("proc", in("/proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return failf(result.PolicyDenied, errSetup+": a /proc for the command's PID namespace could not be mounted "+
+			"(the kernel refuses it where the host's /proc is partly masked, as in some containers)")
+	}
+	// Kernel-wide knobs stay read-only even for a process whose user id is
+	// the host's root.
+	for _, p := range []string{"sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "scsi"} {
+		t := in("/proc/" + p)
+		if _, err := os.Lstat(t); err == nil {
+			if err := unix.Mount(t, t, "", unix.MS_BIND|unix.MS_REC, ""); err == nil {
+				_ = setAttr(t, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+			}
+		}
+	}
+	_ = unix.Sethostname([]byte("bastion-sandbox"))
+	_ = unix.Setdomainname([]byte("bastion-sandbox"))
+	if err := unix.Chdir(root); err != nil {
+		return failf(result.InternalError, errSetup+": the view could not be entered")
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return failf(result.InternalError, errSetup+": the view could not become the root")
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return failf(result.InternalError, errSetup+": the host's tree could not be detached")
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return failf(result.InternalError, errSetup+": the view could not be entered")
+	}
+	// The skeleton itself becomes read-only: nothing can be created at /.
+	// (Not recursive: the mounts on it keep their own flags.)
+	_ = unix.MountSetattr(unix.AT_FDCWD, "/", 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV})
+	for _, b := range binds {
+		if b.fd > 0 {
+			unix.Close(b.fd)
+		}
+		if b.tree > 0 {
+			unix.Close(b.tree)
+		}
+	}
+	// The jail in the view must be the directory the server opened.
+	fd, err := unix.Open(cfg.Jail, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return failf(result.Stale, "the jail root changed while the sandbox was being built; nothing ran")
+	}
+	defer unix.Close(fd)
+	if dev, ino, err := identity(fd); err != nil || dev != cfg.JailDev || ino != cfg.JailIno {
+		return failf(result.Stale, "the jail root changed while the sandbox was being built; nothing ran")
+	}
+	return nil
+}
+
+func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
+
+// cloneTree copies the mount tree at fd (recursively) into a detached
+// tree with nosuid, nodev and, unless rw, read-only on every mount of it.
+func cloneTree(fd int, rw bool) (int, error) {
+	t, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if err != nil {
+		return -1, err
+	}
+	attr := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
+	if !rw {
+		attr |= unix.MOUNT_ATTR_RDONLY
+	}
+	if err := unix.MountSetattr(t, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attr}); err != nil {
+		unix.Close(t)
+		return -1, err
+	}
+	return t, nil
+}
+
+// placeTree attaches a detached tree at dst, creating dst (a directory, or
+// an empty file for a file source).
+func placeTree(tree int, dst string, dir bool) error {
+	if dir {
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return err
+		}
+	} else {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(dst, os.O_CREATE|os.O_RDONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		f.Close()
+	}
+	return unix.MoveMount(tree, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH)
+}
+
+// setAttr sets mount attributes on the mount at path and every mount below.
+func setAttr(path string, set uint64) error {
+	return unix.MountSetattr(unix.AT_FDCWD, path, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: set})
+}
+
+// devNodes are the device nodes of the view's /dev.
+var devNodes = []string{"null", "zero", "full", "random", "urandom"}
+
+// buildDev makes the minimal /dev: null, zero, full, random, urandom
+// (copies of the host's nodes, attached from devs), the fd, stdin, stdout
+// and stderr links, and a private /dev/shm.
+func (h *helper) buildDev(dev string, devs map[string]int) error {
+	if err := os.MkdirAll(dev, 0o755); err != nil {
+		return failf(result.InternalError, errSetup+": /dev could not be placed in the view")
+	}
+	for _, n := range devNodes {
+		err := placeTree(devs[n], filepath.Join(dev, n), false)
+		unix.Close(devs[n])
+		if err != nil {
+			return failf(result.InternalError, errSetup+": /dev/%s could not be mounted in the view", n)
+		}
+	}
+	links := [][2]string{{"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"}}
+	for _, l := range links {
+		_ = os.Symlink(l[1], filepath.Join(dev, l[0]))
+	}
+	shm := filepath.Join(dev, "shm")
+	if err := os.Mkdir(shm, 0o1777); err == nil {
+		_ = unix.Mount("tmpfs", shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=1777,size=%dm", max(16, h.cfg.Limits.MemoryMB/4)))
+	}
+	return nil
+}
+
+// loopbackUp brings up lo in the command's new network namespace.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// startRelay listens on the command's own loopback at ProxyPort and joins
+// each connection to the proxy's socket, which only this helper can reach
+// (it is not in the view; the helper keeps an O_PATH descriptor of it).
+func (h *helper) startRelay() error {
+	ln, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", ProxyPort))
+	if err != nil {
+		return failf(result.InternalError, errSetup+": the proxy relay could not listen on the command's loopback")
+	}
+	target := fmt.Sprintf("/proc/self/fd/%d", h.proxyFD)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func(c net.Conn) {
+				defer c.Close()
+				u, err := net.Dial("unix", target)
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				splice(c, u)
+			}(c)
+		}
+	}()
+	return nil
+}
+
+// enterDir changes into the working directory: opened beneath the jail in
+// the view (no "..", symbolic link or mount crossing), and checked to be
+// the very directory the server opened (same device and inode).
+func (h *helper) enterDir() error {
+	cfg := &h.cfg
+	jfd := jailFD
+	if cfg.Isolation == IsolationNamespaces {
+		fd, err := unix.Open(cfg.Jail, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return failf(result.Stale, "the jail root changed before the command started; nothing ran")
+		}
+		defer unix.Close(fd)
+		jfd = fd
+	}
+	dfd := jfd
+	run := &h.run
+	if run.DirRel != "." {
+		fd, err := openBeneath(jfd, run.DirRel, unix.O_RDONLY)
+		if err != nil {
+			return failf(result.Stale, "the working directory changed before the command started; nothing ran")
+		}
+		defer unix.Close(fd)
+		dfd = fd
+	} else {
+		fd, err := unix.Openat(jfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return failf(result.Stale, "the jail root changed before the command started; nothing ran")
+		}
+		defer unix.Close(fd)
+		dfd = fd
+	}
+	dev, ino, err := identity(dfd)
+	if err != nil || dev != run.DirDev || ino != run.DirIno {
+		return failf(result.Stale, "the working directory was replaced before the command started; nothing ran")
+	}
+	if err := unix.Fchdir(dfd); err != nil {
+		return failf(result.InternalError, errSetup+": the working directory could not be entered")
+	}
+	unix.Close(jailFD)
+	return nil
+}

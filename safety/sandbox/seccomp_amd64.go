@@ -1,0 +1,17 @@
+//go:build linux
+
+package sandbox
+
+import "golang.org/x/sys/unix"
+
+// sysFchmodat2 is fchmodat2(2) (Linux 6.6), the same number on every architecture.
+const sysFchmodat2 = 452
+
+// legacyRules cover the older system calls amd64 still has: chmod, open,
+// creat and mknod carry the mode in a different argument.
+var legacyRules = []sysRule{
+	{nr: unix.SYS_CHMOD, arg: 1, mask: setIDs, ret: retEPERM},
+	{nr: unix.SYS_OPEN, arg: 2, mask: setIDs, ret: retEPERM},
+	{nr: unix.SYS_CREAT, arg: 1, mask: setIDs, ret: retEPERM},
+	{nr: unix.SYS_MKNOD, arg: 1, mask: setIDs, ret: retEPERM},
+}

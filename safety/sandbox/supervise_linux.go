@@ -1,0 +1,442 @@
+package sandbox
+
+import (
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bastion-mcp/bastion/safety/result"
+)
+
+// ruleset builds the command's Landlock ruleset. With namespaces the paths
+// are those of the view, which mirror the host's.
+func (h *helper) ruleset() (int, error) {
+	cfg := &h.cfg
+	s := &Spec{JailRoot: cfg.Jail, TempDir: cfg.Tmp, HomeDir: cfg.Home, WritePaths: cfg.Writable,
+		ReadPaths: cfg.ReadPaths, ExecWritable: cfg.ExecWritable, Net: cfg.Net}
+	view := cfg.Isolation == IsolationNamespaces
+	return buildRuleset(s, cfg.ABI, view)
+}
+
+// start starts the command from a locked thread that carries no_new_privs,
+// an empty capability set (bounding and ambient sets cleared, securebits
+// locked so that exec as root regains nothing), the seccomp filter and the
+// Landlock domain; the limits are set on the process just around the fork
+// (the child inherits them, the helper does not keep them).
+func (h *helper) start(rs int) (int, error) {
+	type started struct {
+		pid int
+		err error
+	}
+	ch := make(chan started, 1)
+	go func() {
+		runtime.LockOSThread()
+		// Never unlocked: the thread dies with the goroutine.
+		if unix.Gettid() == unix.Getpid() {
+			// The main thread cannot end; hand over to another.
+			done := make(chan struct{})
+			go func() {
+				runtime.LockOSThread()
+				pid, err := h.confineAndFork(rs)
+				ch <- started{pid, err}
+				close(done)
+				if err == nil {
+					waitExited(pid)
+				}
+			}()
+			<-done
+			runtime.UnlockOSThread()
+			return
+		}
+		pid, err := h.confineAndFork(rs)
+		ch <- started{pid, err}
+		if err == nil {
+			waitExited(pid)
+		}
+	}()
+	st := <-ch
+	return st.pid, st.err
+}
+
+// confineAndFork runs on a locked, non-main thread.
+func (h *helper) confineAndFork(rs int) (int, error) {
+	cfg := &h.cfg
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return 0, failf(result.InternalError, errSetup+": no_new_privs could not be set")
+	}
+	if err := dropCapabilities(); err != nil {
+		return 0, err
+	}
+	if filterAvailable() {
+		if err := installFilter(filterFor(cfg.Isolation, cfg.Net)); err != nil {
+			return 0, err
+		}
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rs), 0, 0); errno != 0 {
+		return 0, failf(result.InternalError, errSetup+": the Landlock ruleset could not be enforced")
+	}
+	restore, err := h.setLimits()
+	if err != nil {
+		return 0, err
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		restore()
+		return 0, failf(result.InternalError, errSetup+": /dev/null could not be opened")
+	}
+	defer devnull.Close()
+	// syscall.ForkExec rather than os.StartProcess: the latter probes for
+	// pidfd support with an extra fork on its first use, in every helper.
+	attr := &syscall.ProcAttr{
+		Env:   h.run.Env,
+		Files: []uintptr{devnull.Fd(), stdoutFD, stderrFD},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	}
+	pid, err := syscall.ForkExec(h.run.Path, h.run.Argv, attr)
+	restore()
+	if err != nil {
+		return 0, startError(&os.PathError{Op: "fork/exec", Path: h.run.Path, Err: err})
+	}
+	return pid, nil
+}
+
+// capLastCap is the highest capability number the kernel knows.
+func capLastCap() int {
+	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
+	if err == nil {
+		if n, err := strconv.Atoi(string(trimNL(b))); err == nil {
+			return n
+		}
+	}
+	return 63
+}
+
+func trimNL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == ' ') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// dropCapabilities empties the calling thread's capability sets for good.
+// Without CAP_SETPCAP (landlock isolation, server not root) there is
+// nothing to drop but the bounding set, which no_new_privs already makes
+// unusable.
+func dropCapabilities() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var cur [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &cur[0]); err != nil {
+		return failf(result.InternalError, errSetup+": the capabilities could not be read")
+	}
+	has := cur[0].Effective != 0 || cur[1].Effective != 0 || cur[0].Permitted != 0 || cur[1].Permitted != 0
+	if has {
+		// SECBIT_NOROOT, NO_SETUID_FIXUP, KEEP_CAPS (off) and
+		// NO_CAP_AMBIENT_RAISE, each with its lock bit.
+		const bits = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<5 | 1<<6 | 1<<7
+		if err := unix.Prctl(unix.PR_SET_SECUREBITS, bits, 0, 0, 0); err != nil {
+			return failf(result.InternalError, errSetup+": the securebits could not be locked")
+		}
+		for c := 0; c <= capLastCap(); c++ {
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+				return failf(result.InternalError, errSetup+": the bounding capability set could not be cleared")
+			}
+		}
+	}
+	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
+		return failf(result.InternalError, errSetup+": the capabilities could not be dropped")
+	}
+	return nil
+}
+
+// setLimits sets the command's rlimits on the helper process and returns a
+// function that puts the helper's own back (called right after the fork).
+func (h *helper) setLimits() (func(), error) {
+	l := h.cfg.Limits
+	mb := uint64(1 << 20)
+	want := []struct {
+		res       int
+		soft, hrd uint64
+	}{
+		{unix.RLIMIT_DATA, uint64(l.MemoryMB) * mb * 5 / 4, uint64(l.MemoryMB) * mb * 5 / 4},
+		{unix.RLIMIT_NPROC, uint64(l.MaxProcesses), uint64(l.MaxProcesses)},
+		{unix.RLIMIT_CPU, uint64(l.CPUSeconds), uint64(l.CPUSeconds) + 1},
+		{unix.RLIMIT_FSIZE, uint64(l.MaxFileMB) * mb, uint64(l.MaxFileMB) * mb},
+		{unix.RLIMIT_NOFILE, uint64(l.MaxOpenFiles), uint64(l.MaxOpenFiles)},
+		{unix.RLIMIT_CORE, 0, 0},
+	}
+	var saved []func()
+	restore := func() {
+		for i := len(saved) - 1; i >= 0; i-- {
+			saved[i]()
+		}
+	}
+	for _, w := range want {
+		var old unix.Rlimit
+		if err := unix.Prlimit(0, w.res, nil, &old); err != nil {
+			restore()
+			return nil, failf(result.InternalError, errSetup+": a limit could not be read")
+		}
+		soft, hard := w.soft, w.hrd
+		if old.Max != unix.RLIM_INFINITY && hard > old.Max {
+			hard = old.Max
+		}
+		if soft > hard {
+			soft = hard
+		}
+		if err := unix.Prlimit(0, w.res, &unix.Rlimit{Cur: soft, Max: hard}, nil); err != nil {
+			restore()
+			return nil, failf(result.InternalError, errSetup+": a limit could not be set")
+		}
+		res, o := w.res, old
+		saved = append(saved, func() { _ = unix.Prlimit(0, res, &o, nil) })
+	}
+	return restore, nil
+}
+
+// supervise reaps every process until the command is over, enforces the
+// timeout and the watchdog, ends everything left, and composes the answer.
+func (h *helper) supervise(cmdPid int) helperResult {
+	cfg := &h.cfg
+	ns := cfg.Isolation == IsolationNamespaces
+	r := helperResult{Started: true, ExitCode: -1}
+	killAll := func() {
+		if ns {
+			_ = unix.Kill(-1, unix.SIGKILL)
+		} else {
+			_ = unix.Kill(-cmdPid, unix.SIGKILL)
+			_ = unix.Kill(cmdPid, unix.SIGKILL)
+			killChildren()
+		}
+	}
+	// Cancellation from the server.
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			n, err := unix.Read(ctlFD, buf)
+			if err != nil && err == unix.EINTR {
+				continue
+			}
+			if n > 0 && string(buf[:n]) == cancelMsg || n == 0 || err != nil {
+				h.mu.Lock()
+				h.cancelled = true
+				h.mu.Unlock()
+				killAll()
+				return
+			}
+		}
+	}()
+	if h.run.TimeoutMS > 0 {
+		t := time.AfterFunc(time.Duration(h.run.TimeoutMS)*time.Millisecond, func() {
+			h.setLimit(LimitTimeout)
+			killAll()
+		})
+		defer t.Stop()
+	}
+	stopWatch := make(chan struct{})
+	if ns {
+		go h.watch(killAll, stopWatch)
+	}
+	var cpu time.Duration
+	cmdDone := false
+	for {
+		var ws unix.WaitStatus
+		var ru unix.Rusage
+		pid, err := unix.Wait4(-1, &ws, 0, &ru)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil { // ECHILD: nothing left
+			break
+		}
+		cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		if ws.Signaled() {
+			switch ws.Signal() {
+			case unix.SIGXCPU:
+				h.setLimit(LimitCPU)
+			case unix.SIGXFSZ:
+				h.setLimit(LimitFileSize)
+			}
+		}
+		if pid == cmdPid {
+			cmdDone = true
+			r.ExitCode = ws.ExitStatus()
+			if ws.Signaled() {
+				r.ExitCode = -1
+				r.Signal = unix.SignalName(ws.Signal())
+			} else if ws.Exited() {
+				switch ws.ExitStatus() {
+				case 128 + int(unix.SIGXCPU):
+					h.setLimit(LimitCPU)
+				case 128 + int(unix.SIGXFSZ):
+					h.setLimit(LimitFileSize)
+				}
+			}
+			killAll()
+		}
+		if cmdDone && !ns {
+			killChildren()
+		}
+	}
+	close(stopWatch)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r.Limit, r.Cancelled = h.limit, h.cancelled
+	r.CPUMS = cpu.Milliseconds()
+	r.PeakTasks, r.PeakRSSKB = h.peakTasks, h.peakRSSKB
+	if r.Limit == "" && (r.ExitCode != 0 || r.Signal != "") {
+		l := cfg.Limits
+		switch {
+		case ns && h.peakTasks >= l.MaxProcesses-8:
+			r.Limit = LimitProcesses
+		case ns && h.peakRSSKB >= int64(l.MemoryMB)*1024*9/10:
+			r.Limit = LimitMemory
+		}
+	}
+	return r
+}
+
+// watch is the watchdog of namespaces isolation: it counts the tasks and
+// the resident memory of every process in the PID namespace (all of them
+// are the command's) and ends them all when either passes its limit.
+func (h *helper) watch(killAll func(), stop <-chan struct{}) {
+	l := h.cfg.Limits
+	page := int64(os.Getpagesize() / 1024)
+	t := time.NewTicker(watchInterval)
+	defer t.Stop()
+	self := os.Getpid()
+	for {
+		tasks, rss := 0, int64(0)
+		forEachProc(func(pid int, stat []string) {
+			if pid == self || len(stat) < 22 {
+				return
+			}
+			n, _ := strconv.Atoi(stat[17])
+			r, _ := strconv.ParseInt(stat[21], 10, 64)
+			tasks += n
+			rss += r * page
+		})
+		h.mu.Lock()
+		h.peakTasks = max(h.peakTasks, tasks)
+		h.peakRSSKB = max(h.peakRSSKB, rss)
+		h.mu.Unlock()
+		switch {
+		case tasks > l.MaxProcesses:
+			h.setLimit(LimitProcesses)
+			killAll()
+		case rss > int64(l.MemoryMB)*1024:
+			h.setLimit(LimitMemory)
+			killAll()
+		}
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// forEachProc calls fn with the fields of /proc/PID/stat after the command
+// name (index 0 is the state) for every process visible in /proc.
+func forEachProc(fn func(pid int, stat []string)) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	buf := make([]byte, 1024)
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		fd, err := unix.Open("/proc/"+n+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		k, _ := unix.Read(fd, buf)
+		unix.Close(fd)
+		if k <= 0 {
+			continue
+		}
+		b := buf[:k]
+		i := lastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) {
+			continue
+		}
+		fn(pid, fields(b[i+2:]))
+	}
+}
+
+func lastIndexByte(b []byte, c byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func fields(b []byte) []string {
+	var out []string
+	start := -1
+	for i, c := range b {
+		if c == ' ' || c == '\n' {
+			if start >= 0 {
+				out = append(out, string(b[start:i]))
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		out = append(out, string(b[start:]))
+	}
+	return out
+}
+
+// killChildren ends every child of the helper (landlock isolation: the
+// helper is their subreaper, so orphans of the command come here) and the
+// process groups they lead.
+func killChildren() {
+	self := os.Getpid()
+	forEachProc(func(pid int, stat []string) {
+		if len(stat) < 3 {
+			return
+		}
+		ppid, _ := strconv.Atoi(stat[1])
+		pgrp, _ := strconv.Atoi(stat[2])
+		if ppid != self {
+			return
+		}
+		if pgrp > 0 && pgrp != unix.Getpgrp() {
+			_ = unix.Kill(-pgrp, unix.SIGKILL)
+		}
+		_ = unix.Kill(pid, unix.SIGKILL)
+	})
+}
+
+// splice copies both ways until both directions are done.
+func splice(a, b net.Conn) {
+	done := make(chan struct{}, 2)
+	cp := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		if c, ok := dst.(interface{ CloseWrite() error }); ok {
+			_ = c.CloseWrite()
+		}
+		done <- struct{}{}
+	}
+	go cp(a, b)
+	go cp(b, a)
+	<-done
+	<-done
+}
