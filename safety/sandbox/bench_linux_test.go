@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -60,4 +62,71 @@ func BenchmarkRunTrueUnconfined(b *testing.B) {
 func BenchmarkExecTrue(b *testing.B) {
 	path := lookPath(b, "true")
 	timed(b, func() error { return exec.Command(path).Run() })
+}
+
+// BenchmarkGoTestSandboxVsDirect runs `go test -count=1` of a small module
+// in the sandbox profile's setting (namespaces, executable writable trees,
+// the Go cache warm) and directly with the same cache, alternating, and
+// reports the ratio of the medians (goal <= 1.15).
+func BenchmarkGoTestSandboxVsDirect(b *testing.B) {
+	goBin := "/usr/local/go/bin/go"
+	if _, err := os.Stat(goBin); err != nil {
+		b.Fatalf("go is not installed at %s", goBin)
+	}
+	bx := newBox(b)
+	state := b.TempDir()
+	caches, err := Caches(state, []string{"go"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	mod := filepath.Join(bx.jail, "mod")
+	files := map[string]string{
+		"go.mod":      "module example.com/m\n\ngo 1.25\n",
+		"sum.go":      "package m\n\nfunc Sum(a, b int) int { return a + b }\n",
+		"sum_test.go": "package m\n\nimport \"testing\"\n\nfunc TestSum(t *testing.T) {\n\tif Sum(2, 3) != 5 {\n\t\tt.Fatal(\"sum\")\n\t}\n}\n",
+	}
+	if err := os.MkdirAll(mod, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for n, body := range files {
+		if err := os.WriteFile(filepath.Join(mod, n), []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	env := append([]string{"PATH=/usr/local/go/bin:/usr/bin:/bin", "HOME=" + bx.home, "TMPDIR=" + bx.tmp}, caches.Env...)
+	spec := Spec{Path: goBin, Argv: []string{"go", "test", "-count=1", "./..."}, Dir: mod, JailRoot: bx.jail,
+		TempDir: bx.tmp, HomeDir: bx.home, WritePaths: caches.Paths, ExecWritable: true, Env: caches.Env,
+		PathEnv: "/usr/local/go/bin:/usr/bin:/bin", Timeout: 5 * time.Minute, Stdout: io.Discard, Stderr: &bx.stderr}
+	direct := func() error {
+		c := exec.Command(goBin, "test", "-count=1", "./...")
+		c.Dir, c.Env = mod, env
+		return c.Run()
+	}
+	// Warm the cache once each way.
+	if err := direct(); err != nil {
+		b.Fatal(err)
+	}
+	if err := runOK(spec); err != nil {
+		b.Fatalf("%v %s", err, bx.stderr.String())
+	}
+	var in, out []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if err := runOK(spec); err != nil {
+			b.Fatal(err)
+		}
+		in = append(in, time.Since(t0))
+		t0 = time.Now()
+		if err := direct(); err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, time.Since(t0))
+	}
+	b.StopTimer()
+	slices.Sort(in)
+	slices.Sort(out)
+	b.ReportMetric(float64(in[len(in)/2].Milliseconds()), "sandbox-p50-ms")
+	b.ReportMetric(float64(out[len(out)/2].Milliseconds()), "direct-p50-ms")
+	b.ReportMetric(float64(in[len(in)/2])/float64(out[len(out)/2]), "ratio")
 }

@@ -83,7 +83,7 @@ var DefaultReadPaths = []string{
 	"/etc/ld.so.cache", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
 	"/etc/localtime", "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf",
 	"/etc/gai.conf", "/etc/services", "/etc/protocols", "/etc/ssl",
-	"/etc/ca-certificates", "/etc/gitconfig", "/etc/magic", "/etc/mime.types",
+	"/etc/ca-certificates", "/etc/gitconfig", "/etc/magic", "/etc/mime.types", "/etc/alternatives",
 	"/dev/zero", "/dev/random", "/dev/urandom",
 }
 
