@@ -76,3 +76,9 @@ func signalOf(st *os.ProcessState) string {
 	}
 	return ""
 }
+
+// Prepare does nothing off Linux: there is no helper to prepare.
+func Prepare(Spec) {}
+
+// DiscardPrepared does nothing off Linux.
+func DiscardPrepared() {}
