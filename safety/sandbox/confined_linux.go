@@ -386,7 +386,7 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 	}
 
 	copied := make(chan struct{}, 2)
-	stderr := &emfileWatch{w: s.Stderr}
+	stderr := &stderrWatch{w: s.Stderr}
 	go drain(s.Stdout, w.outR, copied)
 	go drain(stderr, w.errR, copied)
 	answers := make(chan helperResult, 1)
@@ -415,9 +415,15 @@ wait:
 			backstop = t.C
 		case <-backstop:
 			// The helper did not answer in time: kill it. With namespaces
-			// every process of the command dies with it.
+			// every process of the command dies with it. Only the helper
+			// holds the control socket, so its death ends the read; the
+			// bound below is a second guard, never expected to fire.
 			c.killGroup()
-			r = <-answers
+			select {
+			case r = <-answers:
+			case <-time.After(helperBackstop):
+				r = helperResult{SetupCode: result.InternalError, SetupReason: errSetup + ": the sandbox helper ended without an answer"}
+			}
 			break wait
 		}
 	}
@@ -443,8 +449,8 @@ wait:
 	out.CPUTime = time.Duration(r.CPUMS) * time.Millisecond
 	out.PeakTasks, out.PeakRSSKB = r.PeakTasks, r.PeakRSSKB
 	out.Limit = r.Limit
-	if out.Limit == "" && runErr == nil && out.ExitCode != 0 && stderr.seen {
-		out.Limit = LimitOpenFiles
+	if out.Limit == "" && runErr == nil && out.ExitCode != 0 && stderr.hint != "" {
+		out.Limit = stderr.hint
 	}
 	switch {
 	case runErr != nil:
@@ -480,19 +486,32 @@ const NamespacesUnavailable = `isolation = "namespaces" but the kernel refused t
 	`or an AppArmor profile for this binary that allows userns), or set [terminal.sandbox] isolation = "landlock" ` +
 	`to run with Landlock, seccomp and rlimits only (weaker: see docs/terminald.md)`
 
-// emfileWatch passes stderr through and notes whether the text every libc
-// and runtime prints for EMFILE went by.
-type emfileWatch struct {
+// stderrWatch passes stderr through and notes which limit the text that
+// runtimes and libc print for a refused resource points at (EMFILE, EFBIG,
+// ENOMEM), for a command that failed without a limit seen to stop it.
+type stderrWatch struct {
 	w    interface{ Write([]byte) (int, error) }
 	tail []byte
-	seen bool
+	hint string
 }
 
-func (e *emfileWatch) Write(p []byte) (int, error) {
-	if !e.seen {
+// stderrHints are matched case-insensitively, first match wins.
+var stderrHints = []struct{ text, limit string }{
+	{"too many open files", LimitOpenFiles},
+	{"file too large", LimitFileSize},
+	{"cannot allocate memory", LimitMemory},
+	{"memoryerror", LimitMemory},
+	{"out of memory", LimitMemory},
+}
+
+func (e *stderrWatch) Write(p []byte) (int, error) {
+	if e.hint == "" {
 		buf := append(e.tail, p...)
-		if containsFold(buf, "too many open files") {
-			e.seen = true
+		for _, h := range stderrHints {
+			if containsFold(buf, h.text) {
+				e.hint = h.limit
+				break
+			}
 		}
 		if len(buf) > 32 {
 			buf = buf[len(buf)-32:]
@@ -524,7 +543,6 @@ func containsFold(b []byte, s string) bool {
 	}
 	return false
 }
-
 // Preflight is the startup check: it refuses a Landlock mode the kernel
 // cannot honour ("required" without Landlock), an isolation or network
 // mode that is unknown or impossible, and namespaces isolation where the

@@ -47,6 +47,12 @@ const watchInterval = 25 * time.Millisecond
 func helperMain() int {
 	// Nothing in the sandbox may read this process's memory or /proc files.
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	// The descriptors the server handed over are the helper's alone: the
+	// command gets stdout and stderr as 1 and 2 and nothing else, never
+	// the control socket on which it could forge the helper's answer.
+	for fd := ctlFD; fd <= jailFD; fd++ {
+		unix.CloseOnExec(fd)
+	}
 	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE,
 		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
 	buf := make([]byte, maxMsg)

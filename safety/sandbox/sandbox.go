@@ -345,7 +345,12 @@ func plan(mode Mode, iso Isolation, net NetMode) (runPlan, error) {
 		return runPlan{}, invalid("unknown network mode %q (want deny, allow or proxy)", string(net))
 	}
 	p := runPlan{iso: iso, net: net}
+	errProxy := result.New(result.PolicyDenied,
+		`network = "proxy" needs Landlock in force and isolation = "namespaces": an unconfined command could ignore the proxy`)
 	if m == ModeOff {
+		if net == NetProxy {
+			return runPlan{}, errProxy
+		}
 		p.confinement = "none (landlock off)"
 		return p, nil
 	}
@@ -356,6 +361,9 @@ func plan(mode Mode, iso Isolation, net NetMode) (runPlan, error) {
 				return runPlan{}, result.Wrap(errUnavailable.Code, errUnavailable.Reason, perr)
 			}
 			return runPlan{}, errUnavailable
+		}
+		if net == NetProxy {
+			return runPlan{}, errProxy
 		}
 		p.confinement = "none (best-effort: landlock unavailable)"
 		return p, nil

@@ -5,5 +5,14 @@ package sandbox
 // sysFchmodat2 is fchmodat2(2) (Linux 6.6), the same number on every architecture.
 const sysFchmodat2 = 452
 
+// setxattrat(2) and removexattrat(2) (Linux 6.13), the same numbers everywhere.
+const (
+	sysSetxattrat    = 463
+	sysRemovexattrat = 466
+)
+
 // legacyRules is empty: arm64 has only the *at system calls.
 var legacyRules []sysRule
+
+// legacyMetaCalls is empty: arm64 has only the *at system calls.
+var legacyMetaCalls []uintptr

@@ -19,7 +19,10 @@ import (
 //     structure a filter cannot read, fails with ENOSYS so that callers
 //     fall back to openat). Nothing the command leaves behind can be a
 //     setuid program, whoever later runs it;
-//   - ptrace, process_vm_readv and process_vm_writev (EPERM);
+//   - ptrace (but PTRACE_TRACEME and PTRACE_DETACH, with which the
+//     helper holds a new command until its limits are set; a process
+//     inside can let its parent trace it, and the parent can do nothing
+//     with that), process_vm_readv and process_vm_writev (EPERM);
 //   - io_uring (EACCES), whose operations a filter does not see;
 //   - the kernel keyring calls keyctl, add_key and request_key (EPERM);
 //   - system calls of another ABI (i386 or x32 on amd64, arm32 on arm64),
@@ -53,10 +56,11 @@ func argOffset(i int) uint32 { return uint32(16 + 8*i) }
 // sysRule is one line of the filter: system call nr returns ret, either
 // always (mask 0) or when argument arg has any bit of mask set.
 type sysRule struct {
-	nr   uintptr
-	arg  int
-	mask uint32
-	ret  uint32
+	nr    uintptr
+	arg   int
+	mask  uint32
+	allow []uint32 // when set: these values of the argument are allowed, any other returns ret
+	ret   uint32
 }
 
 const (
@@ -76,19 +80,42 @@ func filterFor(iso Isolation, net NetMode) []sysRule {
 		{nr: unix.SYS_MKNODAT, arg: 2, mask: setIDs, ret: retEPERM},
 		{nr: sysFchmodat2, arg: 2, mask: setIDs, ret: retEPERM},
 		{nr: unix.SYS_OPENAT2, ret: retNOSYS},
-		{nr: unix.SYS_PTRACE, ret: retEPERM},
+		// Only PTRACE_TRACEME and PTRACE_DETACH: the helper holds each new
+		// command stopped at its exec while it sets the limits.
+		{nr: unix.SYS_PTRACE, arg: 0, allow: []uint32{unix.PTRACE_TRACEME, unix.PTRACE_DETACH}, ret: retEPERM},
 		{nr: unix.SYS_PROCESS_VM_READV, ret: retEPERM},
 		{nr: unix.SYS_PROCESS_VM_WRITEV, ret: retEPERM},
 		{nr: unix.SYS_IO_URING_SETUP, ret: retEACCE},
 		{nr: unix.SYS_IO_URING_ENTER, ret: retEACCE},
 		{nr: unix.SYS_IO_URING_REGISTER, ret: retEACCE},
 		{nr: unix.SYS_KEYCTL, ret: retEPERM},
+		// Memory that no process maps is in no resident set, so the
+		// watchdog could not see it: anonymous memory files and System V
+		// shared memory are refused (POSIX shared memory is files in the
+		// size-capped /dev/shm).
+		{nr: unix.SYS_MEMFD_CREATE, ret: retEPERM},
+		{nr: unix.SYS_SHMGET, ret: retEPERM},
 		{nr: unix.SYS_ADD_KEY, ret: retEPERM},
 		{nr: unix.SYS_REQUEST_KEY, ret: retEPERM},
 	}
 	rules = append(rules, legacyRules...)
 	if iso == IsolationLandlock && net == NetDeny {
 		rules = append(rules, sysRule{nr: unix.SYS_SOCKET, ret: retEACCE})
+	}
+	if iso == IsolationLandlock {
+		// Landlock (through ABI 7) does not govern a file's metadata, and
+		// without a mount view every host file is reachable by path:
+		// changing modes, owners, times and extended attributes is refused
+		// everywhere, so programs that set them (git init, tar -x, touch
+		// of an existing file, cp -p) fail in this mode. (With namespaces
+		// the view is the wall, and none of this is refused.)
+		for _, nr := range append([]uintptr{unix.SYS_FCHMOD, unix.SYS_FCHMODAT, sysFchmodat2,
+			unix.SYS_FCHOWN, unix.SYS_FCHOWNAT, unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR,
+			unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, sysSetxattrat, sysRemovexattrat,
+			unix.SYS_UTIMENSAT},
+			legacyMetaCalls...) {
+			rules = append(rules, sysRule{nr: nr, ret: retEPERM})
+		}
 	}
 	return rules
 }
@@ -117,6 +144,19 @@ func compileFilter(rules []sysRule) []unix.SockFilter {
 		bpfStmt(ret, retNOSYS),
 	}
 	for _, r := range rules {
+		if len(r.allow) > 0 {
+			// nr == r.nr ? (arg in allow ? allow : ret) : next
+			n := len(r.allow)
+			prog = append(prog,
+				bpfStmt(ld, seccompNR),
+				bpfJump(jeq, uint32(r.nr), 0, uint8(n+3)),
+				bpfStmt(ld, argOffset(r.arg)))
+			for i, v := range r.allow {
+				prog = append(prog, bpfJump(jeq, v, uint8(n-i), 0))
+			}
+			prog = append(prog, bpfStmt(ret, r.ret), bpfStmt(ret, retAllow))
+			continue
+		}
 		if r.mask == 0 {
 			// nr == r.nr ? ret : next
 			prog = append(prog,

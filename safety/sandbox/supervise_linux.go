@@ -81,27 +81,34 @@ func (h *helper) confineAndFork(rs int) (int, error) {
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rs), 0, 0); errno != 0 {
 		return 0, failf(result.InternalError, errSetup+": the Landlock ruleset could not be enforced")
 	}
-	restore, err := h.setLimits()
-	if err != nil {
-		return 0, err
-	}
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
-		restore()
 		return 0, failf(result.InternalError, errSetup+": /dev/null could not be opened")
 	}
 	defer devnull.Close()
+	// The child stops right after its execve (PTRACE_TRACEME, the only
+	// ptrace request besides PTRACE_DETACH that the filter lets through),
+	// before any instruction of the command runs; the limits are then set
+	// on it alone and it is let go. Setting them on the helper around the
+	// fork would leave the helper unable to raise them back: the hard
+	// limits can only be raised with CAP_SYS_RESOURCE in the host's user
+	// namespace, and a helper under the command's limits could itself be
+	// starved by the command.
+	//
 	// syscall.ForkExec rather than os.StartProcess: the latter probes for
 	// pidfd support with an extra fork on its first use, in every helper.
 	attr := &syscall.ProcAttr{
 		Env:   h.run.Env,
 		Files: []uintptr{devnull.Fd(), stdoutFD, stderrFD},
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Ptrace: true},
 	}
 	pid, err := syscall.ForkExec(h.run.Path, h.run.Argv, attr)
-	restore()
 	if err != nil {
 		return 0, startError(&os.PathError{Op: "fork/exec", Path: h.run.Path, Err: err})
+	}
+	if err := h.limitStopped(pid); err != nil {
+		_ = unix.Kill(pid, unix.SIGKILL)
+		return 0, err
 	}
 	return pid, nil
 }
@@ -156,49 +163,65 @@ func dropCapabilities() error {
 	return nil
 }
 
-// setLimits sets the command's rlimits on the helper process and returns a
-// function that puts the helper's own back (called right after the fork).
-func (h *helper) setLimits() (func(), error) {
+// nprocSlack is what RLIMIT_NPROC allows past MaxProcesses: the helper's
+// own threads count under the same user.
+const nprocSlack = 16
+
+// limitStopped waits for pid's stop after its execve, sets the command's
+// rlimits on it and detaches, which lets it run.
+func (h *helper) limitStopped(pid int) error {
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(pid, &ws, unix.WALL, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || !ws.Stopped() {
+			return failf(result.InternalError, errSetup+": the command did not stop for its limits to be set")
+		}
+		break
+	}
 	l := h.cfg.Limits
 	mb := uint64(1 << 20)
-	want := []struct {
+	// RLIMIT_NPROC counts every task of the user in the user namespace:
+	// with namespaces that is the command's own (and the helper's), but in
+	// the host's namespaces it is every process the user runs (the server,
+	// the desktop), so landlock isolation leaves it alone and relies on the
+	// watchdog.
+	nproc := uint64(unix.RLIM_INFINITY)
+	if h.cfg.Isolation == IsolationNamespaces {
+		nproc = uint64(l.MaxProcesses + nprocSlack)
+	}
+	for _, w := range []struct {
 		res       int
 		soft, hrd uint64
 	}{
 		{unix.RLIMIT_DATA, uint64(l.MemoryMB) * mb * 5 / 4, uint64(l.MemoryMB) * mb * 5 / 4},
-		{unix.RLIMIT_NPROC, uint64(l.MaxProcesses), uint64(l.MaxProcesses)},
+		// A little over the limit, so that the watchdog (which counts the
+		// command's tasks only) sees it passed and names it.
+		{unix.RLIMIT_NPROC, nproc, nproc},
 		{unix.RLIMIT_CPU, uint64(l.CPUSeconds), uint64(l.CPUSeconds) + 1},
 		{unix.RLIMIT_FSIZE, uint64(l.MaxFileMB) * mb, uint64(l.MaxFileMB) * mb},
 		{unix.RLIMIT_NOFILE, uint64(l.MaxOpenFiles), uint64(l.MaxOpenFiles)},
 		{unix.RLIMIT_CORE, 0, 0},
-	}
-	var saved []func()
-	restore := func() {
-		for i := len(saved) - 1; i >= 0; i-- {
-			saved[i]()
-		}
-	}
-	for _, w := range want {
+	} {
 		var old unix.Rlimit
-		if err := unix.Prlimit(0, w.res, nil, &old); err != nil {
-			restore()
-			return nil, failf(result.InternalError, errSetup+": a limit could not be read")
+		if err := unix.Prlimit(pid, w.res, nil, &old); err != nil {
+			return failf(result.InternalError, errSetup+": a limit could not be read")
 		}
 		soft, hard := w.soft, w.hrd
 		if old.Max != unix.RLIM_INFINITY && hard > old.Max {
 			hard = old.Max
 		}
-		if soft > hard {
-			soft = hard
+		soft = min(soft, hard)
+		if err := unix.Prlimit(pid, w.res, &unix.Rlimit{Cur: soft, Max: hard}, nil); err != nil {
+			return failf(result.InternalError, errSetup+": a limit could not be set")
 		}
-		if err := unix.Prlimit(0, w.res, &unix.Rlimit{Cur: soft, Max: hard}, nil); err != nil {
-			restore()
-			return nil, failf(result.InternalError, errSetup+": a limit could not be set")
-		}
-		res, o := w.res, old
-		saved = append(saved, func() { _ = unix.Prlimit(0, res, &o, nil) })
 	}
-	return restore, nil
+	if err := unix.PtraceDetach(pid); err != nil {
+		return failf(result.InternalError, errSetup+": the command could not be released")
+	}
+	return nil
 }
 
 // supervise reaps every process until the command is over, enforces the
@@ -241,10 +264,9 @@ func (h *helper) supervise(cmdPid int) helperResult {
 		defer t.Stop()
 	}
 	stopWatch := make(chan struct{})
-	if ns {
-		go h.watch(killAll, stopWatch)
-	}
+	go h.watch(killAll, stopWatch)
 	var cpu time.Duration
+	var maxRSS int64
 	cmdDone := false
 	for {
 		var ws unix.WaitStatus
@@ -256,13 +278,21 @@ func (h *helper) supervise(cmdPid int) helperResult {
 		if err != nil { // ECHILD: nothing left
 			break
 		}
-		cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		own := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		cpu += own
+		maxRSS = max(maxRSS, ru.Maxrss)
 		if ws.Signaled() {
 			switch ws.Signal() {
 			case unix.SIGXCPU:
 				h.setLimit(LimitCPU)
 			case unix.SIGXFSZ:
 				h.setLimit(LimitFileSize)
+			case unix.SIGKILL:
+				// A process that ignored SIGXCPU is killed at the hard
+				// limit, a second later: its CPU time tells.
+				if own >= time.Duration(cfg.Limits.CPUSeconds)*time.Second {
+					h.setLimit(LimitCPU)
+				}
 			}
 		}
 		if pid == cmdPid {
@@ -289,14 +319,22 @@ func (h *helper) supervise(cmdPid int) helperResult {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r.Limit, r.Cancelled = h.limit, h.cancelled
+	if r.Limit == LimitTimeout && h.peakTasks >= cfg.Limits.MaxProcesses*3/4 {
+		// It ran out of time stuck at the process limit (forks failing,
+		// retried): the limit is the cause, the timeout only ended it.
+		r.Limit = LimitProcesses
+	}
 	r.CPUMS = cpu.Milliseconds()
 	r.PeakTasks, r.PeakRSSKB = h.peakTasks, h.peakRSSKB
 	if r.Limit == "" && (r.ExitCode != 0 || r.Signal != "") {
+		// The command failed and no limit was seen to stop it: if it came
+		// close to one, that limit is the likely cause (a process refused
+		// more memory or another fork fails rather than dies).
 		l := cfg.Limits
 		switch {
-		case ns && h.peakTasks >= l.MaxProcesses-8:
+		case h.peakTasks >= l.MaxProcesses-8:
 			r.Limit = LimitProcesses
-		case ns && h.peakRSSKB >= int64(l.MemoryMB)*1024*9/10:
+		case h.peakRSSKB >= int64(l.MemoryMB)*1024*3/4 || maxRSS >= int64(l.MemoryMB)*1024*3/4:
 			r.Limit = LimitMemory
 		}
 	}
@@ -306,23 +344,41 @@ func (h *helper) supervise(cmdPid int) helperResult {
 // watch is the watchdog of namespaces isolation: it counts the tasks and
 // the resident memory of every process in the PID namespace (all of them
 // are the command's) and ends them all when either passes its limit.
+//
+// With landlock isolation /proc is the host's: the watchdog counts the
+// helper's descendants only (found by parent links; the helper is their
+// subreaper, so orphans stay descendants), every 50 ms.
 func (h *helper) watch(killAll func(), stop <-chan struct{}) {
 	l := h.cfg.Limits
+	ns := h.cfg.Isolation == IsolationNamespaces
 	page := int64(os.Getpagesize() / 1024)
-	t := time.NewTicker(watchInterval)
+	interval := watchInterval
+	if !ns {
+		interval = 2 * watchInterval
+	}
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	self := os.Getpid()
+	procs := map[int]procInfo{}
 	for {
 		tasks, rss := 0, int64(0)
+		clear(procs)
 		forEachProc(func(pid int, stat []string) {
 			if pid == self || len(stat) < 22 {
 				return
 			}
+			ppid, _ := strconv.Atoi(stat[1])
 			n, _ := strconv.Atoi(stat[17])
 			r, _ := strconv.ParseInt(stat[21], 10, 64)
-			tasks += n
-			rss += r * page
+			procs[pid] = procInfo{ppid, n, r * page}
 		})
+		for pid, p := range procs {
+			if !ns && !descends(procs, pid, self) {
+				continue
+			}
+			tasks += p.tasks
+			rss += p.rss
+		}
 		h.mu.Lock()
 		h.peakTasks = max(h.peakTasks, tasks)
 		h.peakRSSKB = max(h.peakRSSKB, rss)
@@ -341,6 +397,27 @@ func (h *helper) watch(killAll func(), stop <-chan struct{}) {
 		case <-t.C:
 		}
 	}
+}
+
+// procInfo is what the watchdog reads of one process.
+type procInfo struct {
+	ppid, tasks int
+	rss         int64 // KiB
+}
+
+// descends reports whether pid has self among its ancestors in procs.
+func descends(procs map[int]procInfo, pid, self int) bool {
+	for i := 0; i < 64; i++ {
+		p, ok := procs[pid]
+		if !ok {
+			return false
+		}
+		if p.ppid == self {
+			return true
+		}
+		pid = p.ppid
+	}
+	return false
 }
 
 // forEachProc calls fn with the fields of /proc/PID/stat after the command
