@@ -543,6 +543,7 @@ func containsFold(b []byte, s string) bool {
 	}
 	return false
 }
+
 // Preflight is the startup check: it refuses a Landlock mode the kernel
 // cannot honour ("required" without Landlock), an isolation or network
 // mode that is unknown or impossible, and namespaces isolation where the
