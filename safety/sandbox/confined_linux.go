@@ -164,7 +164,6 @@ func staticConfig(s *Spec, p runPlan) (helperConfig, error) {
 // warm is a started helper that has built (or is building) its view and
 // waits for its command.
 type warm struct {
-	key        string
 	c          *child
 	ctl        *os.File
 	fd         int
@@ -253,18 +252,25 @@ func (w *warm) answer() helperResult {
 // maxParked bounds the prepared helpers kept waiting.
 const maxParked = 4
 
+// prepared is a helper being started, or started, for a key.
+type prepared struct {
+	key string
+	w   chan *warm // receives the helper (nil if it could not start), once
+}
+
 var parked struct {
 	sync.Mutex
-	list []*warm
+	list []*prepared
 }
 
 // Prepare starts, in the background, a helper for a run like s (its
 // command, arguments, environment, working directory and timeout do not
 // matter), so that the next Run with the same jail, private directories,
 // confinement and limits skips the helper's start-up: the namespaces, the
-// view and the Landlock ruleset are ready when the command arrives. It is
-// a speed hint: a Spec it cannot prepare for is ignored, and a Run that
-// finds no prepared helper starts one itself. At most four wait at once;
+// view, the Landlock ruleset and the confined thread that will fork the
+// command are ready (or on their way) when the command arrives. It is a
+// speed hint: a Spec it cannot prepare for is ignored, and a Run that finds
+// no prepared helper starts one itself. At most four wait at once;
 // DiscardPrepared ends them.
 func Prepare(s Spec) {
 	if s.validateStatic() != nil {
@@ -279,23 +285,31 @@ func Prepare(s Spec) {
 		return
 	}
 	key, _ := json.Marshal(cfg)
+	e := &prepared{key: string(key), w: make(chan *warm, 1)}
+	parked.Lock()
+	parked.list = append(parked.list, e)
+	var evict *prepared
+	if len(parked.list) > maxParked {
+		evict, parked.list = parked.list[0], parked.list[1:]
+	}
+	parked.Unlock()
 	go func() {
 		w, err := spawn(cfg)
 		if err != nil {
-			return
+			w = nil
 		}
-		w.key = string(key)
-		parked.Lock()
-		parked.list = append(parked.list, w)
-		var evict *warm
-		if len(parked.list) > maxParked {
-			evict, parked.list = parked.list[0], parked.list[1:]
-		}
-		parked.Unlock()
-		if evict != nil {
-			evict.discard()
-		}
+		e.w <- w
 	}()
+	if evict != nil {
+		go evict.discard()
+	}
+}
+
+// discard ends the helper of e once it has started.
+func (e *prepared) discard() {
+	if w := <-e.w; w != nil {
+		w.discard()
+	}
 }
 
 // DiscardPrepared ends every prepared helper (at shutdown).
@@ -304,22 +318,28 @@ func DiscardPrepared() {
 	list := parked.list
 	parked.list = nil
 	parked.Unlock()
-	for _, w := range list {
-		w.discard()
+	for _, e := range list {
+		e.discard()
 	}
 }
 
-// takeParked returns a prepared helper for key, if one waits.
+// takeParked returns a prepared helper for key, if one was prepared,
+// waiting for it to have started if it is on its way.
 func takeParked(key string) *warm {
 	parked.Lock()
-	defer parked.Unlock()
-	for i, w := range parked.list {
-		if w.key == key {
+	var e *prepared
+	for i, p := range parked.list {
+		if p.key == key {
+			e = p
 			parked.list = append(parked.list[:i], parked.list[i+1:]...)
-			return w
+			break
 		}
 	}
-	return nil
+	parked.Unlock()
+	if e == nil {
+		return nil
+	}
+	return <-e.w
 }
 
 // runConfined runs s through a helper: a prepared one if it matches,

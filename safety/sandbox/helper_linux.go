@@ -74,7 +74,7 @@ func helperMain() int {
 		_, _ = unix.Write(ctlFD, b)
 		return 0
 	}
-	rs, err := h.setup()
+	f, err := h.setup()
 	if err != nil {
 		return answer(failResult(err))
 	}
@@ -86,8 +86,9 @@ func helperMain() int {
 	if err != nil || n <= 0 || json.Unmarshal(buf[:n], &h.run) != nil {
 		return 2
 	}
-	return answer(h.execute(rs))
+	return answer(h.execute(f))
 }
+
 
 type helper struct {
 	cfg helperConfig
@@ -122,43 +123,48 @@ func (h *helper) setLimit(l string) {
 }
 
 // setup builds what does not depend on the command: the view, the
-// loopback, the proxy relay, the Landlock ruleset. A prepared helper has
-// done all of this before its command arrives.
-func (h *helper) setup() (int, error) {
+// loopback, the proxy relay, the Landlock ruleset and the confined forker
+// thread. A prepared helper has done all of this before its command
+// arrives.
+func (h *helper) setup() (*forker, error) {
 	cfg := &h.cfg
 	if cfg.Isolation == IsolationNamespaces {
 		if err := h.buildView(); err != nil {
-			return -1, err
+			return nil, err
 		}
 		if cfg.Net != NetAllow {
 			if err := loopbackUp(); err != nil {
-				return -1, failf(result.InternalError, errSetup+": the command's loopback could not be brought up")
+				return nil, failf(result.InternalError, errSetup+": the command's loopback could not be brought up")
 			}
 		}
 		if cfg.Net == NetProxy {
 			if err := h.startRelay(); err != nil {
-				return -1, err
+				return nil, err
 			}
 		}
 	} else {
 		// Orphans of the command are re-parented here, so they can be ended.
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	}
-	return h.ruleset()
+	rs, err := h.ruleset()
+	if err != nil {
+		return nil, err
+	}
+	return h.startForker(rs), nil
 }
 
 // execute enters the working directory, starts the command and supervises it.
-func (h *helper) execute(rs int) helperResult {
+func (h *helper) execute(f *forker) helperResult {
 	if err := h.enterDir(); err != nil {
 		return failResult(err)
 	}
-	pid, err := h.start(rs)
-	unix.Close(rs)
+	pid, err := f.start()
 	unix.Close(stdoutFD)
 	unix.Close(stderrFD)
 	if err != nil {
 		return failResult(err)
 	}
+	defer close(f.done)
 	return h.supervise(pid)
 }
 

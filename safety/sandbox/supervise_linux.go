@@ -24,63 +24,97 @@ func (h *helper) ruleset() (int, error) {
 	return buildRuleset(s, cfg.ABI, view)
 }
 
-// start starts the command from a locked thread that carries no_new_privs,
-// an empty capability set (bounding and ambient sets cleared, securebits
-// locked so that exec as root regains nothing), the seccomp filter and the
-// Landlock domain; the limits are set on the process just around the fork
-// (the child inherits them, the helper does not keep them).
-func (h *helper) start(rs int) (int, error) {
-	type started struct {
-		pid int
-		err error
+// forker is the locked thread that starts the command. It is confined as
+// soon as the helper's setup is done (no_new_privs, an empty capability set
+// with bounding and ambient sets cleared and securebits locked so that exec
+// as root regains nothing, the seccomp filter, the Landlock domain), and
+// then waits for the command: a prepared helper has paid for all of that
+// before the command arrives.
+type forker struct {
+	confined chan error
+	go_      chan struct{}
+	started  chan startResult
+	done     chan struct{} // closed by the reaper once the command has ended
+}
+
+type startResult struct {
+	pid int
+	err error
+}
+
+// startForker starts the forker thread for ruleset rs.
+func (h *helper) startForker(rs int) *forker {
+	f := &forker{confined: make(chan error, 1), go_: make(chan struct{}), started: make(chan startResult, 1),
+		done: make(chan struct{})}
+	body := func() {
+		if err := h.confine(rs); err != nil {
+			f.confined <- err
+			return
+		}
+		f.confined <- nil
+		<-f.go_
+		pid, err := h.forkCommand()
+		f.started <- startResult{pid, err}
+		if err == nil {
+			// Kept alive (Pdeathsig is tied to this thread) until the
+			// reaper has seen the command end; a channel wait, not a
+			// blocking waitid, so this thread's P is handed over at once.
+			<-f.done
+		}
 	}
-	ch := make(chan started, 1)
 	go func() {
 		runtime.LockOSThread()
 		// Never unlocked: the thread dies with the goroutine.
 		if unix.Gettid() == unix.Getpid() {
 			// The main thread cannot end; hand over to another.
-			done := make(chan struct{})
+			handed := make(chan struct{})
 			go func() {
 				runtime.LockOSThread()
-				pid, err := h.confineAndFork(rs)
-				ch <- started{pid, err}
-				close(done)
-				if err == nil {
-					waitExited(pid)
-				}
+				close(handed)
+				body()
 			}()
-			<-done
+			<-handed
 			runtime.UnlockOSThread()
 			return
 		}
-		pid, err := h.confineAndFork(rs)
-		ch <- started{pid, err}
-		if err == nil {
-			waitExited(pid)
-		}
+		body()
 	}()
-	st := <-ch
-	return st.pid, st.err
+	return f
 }
 
-// confineAndFork runs on a locked, non-main thread.
-func (h *helper) confineAndFork(rs int) (int, error) {
+// start has the (confined) forker start the command.
+func (f *forker) start() (int, error) {
+	if err := <-f.confined; err != nil {
+		return 0, err
+	}
+	close(f.go_)
+	r := <-f.started
+	return r.pid, r.err
+}
+
+// confine runs on the locked, non-main forker thread.
+func (h *helper) confine(rs int) error {
 	cfg := &h.cfg
+	defer unix.Close(rs)
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return 0, failf(result.InternalError, errSetup+": no_new_privs could not be set")
+		return failf(result.InternalError, errSetup+": no_new_privs could not be set")
 	}
 	if err := dropCapabilities(); err != nil {
-		return 0, err
+		return err
 	}
 	if filterAvailable() {
 		if err := installFilter(filterFor(cfg.Isolation, cfg.Net)); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rs), 0, 0); errno != 0 {
-		return 0, failf(result.InternalError, errSetup+": the Landlock ruleset could not be enforced")
+		return failf(result.InternalError, errSetup+": the Landlock ruleset could not be enforced")
 	}
+	return nil
+}
+
+// forkCommand starts the command on the forker thread.
+func (h *helper) forkCommand() (int, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return 0, failf(result.InternalError, errSetup+": /dev/null could not be opened")
