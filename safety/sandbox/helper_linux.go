@@ -89,7 +89,6 @@ func helperMain() int {
 	return answer(h.execute(f))
 }
 
-
 type helper struct {
 	cfg helperConfig
 	run helperRun
