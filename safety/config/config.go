@@ -112,20 +112,20 @@ type TerminalLimits struct {
 	MaxOutputBytes int `toml:"max_output_bytes" json:"max_output_bytes"`
 	// MemoryMB bounds the memory of one command in MiB (16..65536,
 	// default 2048; 0 means the default), enforced by RLIMIT_DATA per
-	// process plus a watchdog over the total resident memory of the
-	// command's PID namespace. A command it stops reports
+	// process (5/4 of it) plus a watchdog over the total resident memory
+	// of all the command's processes. A command it stops reports
 	// detail.limit = "memory".
 	MemoryMB int `toml:"memory_mb" json:"memory_mb"`
 	// MaxProcesses bounds the tasks (processes and threads together) of one
-	// command (8..65536, default 1024; 0 means the default), enforced by
-	// RLIMIT_NPROC in the command's own user namespace plus a watchdog over
-	// the task count of its PID namespace. A command it stops reports
-	// detail.limit = "processes".
+	// command (8..65536, default 1024; 0 means the default), enforced by a
+	// watchdog over all the command's tasks, plus RLIMIT_NPROC in the
+	// command's own user namespace (isolation "namespaces" only). A
+	// command it stops reports detail.limit = "processes".
 	MaxProcesses int `toml:"max_processes" json:"max_processes"`
 	// CPUSeconds bounds the CPU time of one command in seconds (1..86400,
 	// default 600; 0 means the default), enforced by RLIMIT_CPU per process
-	// plus a watchdog over the total CPU time of the command's PID
-	// namespace. A command it stops reports detail.limit = "cpu".
+	// (SIGXCPU, then SIGKILL a second later); the wall-clock timeout bounds
+	// the rest. A command it stops reports detail.limit = "cpu".
 	CPUSeconds int `toml:"cpu_seconds" json:"cpu_seconds"`
 	// MaxFileMB bounds the size of any one file a command writes, in MiB
 	// (1..1048576, default 1024; 0 means the default), enforced by

@@ -1,41 +1,39 @@
 // Package sandbox runs one already-approved argv as a confined child process:
-// the process boundary of Bastion (DESIGN §4b).
+// the process boundary of Bastion (DESIGN §4b). Its threat model is that
+// the command is arbitrary code: whatever an allowed program can be made to
+// run must stay inside.
 //
 // It refuses to:
 //   - run anything through a shell: the argv is executed as given;
 //   - pass the server's environment on: the child sees exactly PATH, HOME,
-//     LANG, TMPDIR and the NAME=VALUE pairs the caller lists;
-//   - give the child the server's stdin (the MCP stream): stdin is /dev/null;
-//   - leave processes behind: the child runs in its own session and process
-//     group, and the whole group is killed with SIGKILL on timeout and again
-//     right after the direct child exits, before it is reaped;
-//   - wait for ever on pipes a stray process still holds: once the group is
-//     dead, output is drained for a short grace period and the pipes closed;
+//     LANG, TMPDIR, the proxy variables (network "proxy") and the
+//     NAME=VALUE pairs the caller lists;
+//   - give the child the server's stdin (the MCP stream), or any descriptor
+//     but stdout and stderr;
+//   - show the child anything of the host but the jail, its private HOME
+//     and TMPDIR, the caches and the read paths (namespaces isolation);
+//   - let anything the command started outlive it, its timeout, or the
+//     server (the helper is PID 1 of the command's PID namespace);
+//   - give the child a capability, a setuid bit, ptrace, io_uring, kernel
+//     keyrings or memory no resident set shows;
 //   - run unconfined when confinement was required: with Mode "required" and
-//     no usable Landlock, Run and Check answer POLICY_DENIED.
+//     no usable Landlock, Run and Preflight answer POLICY_DENIED.
 //
-// On Linux the child is confined by Landlock before it executes the target.
-// Writes are allowed only beneath JailRoot, TempDir and HomeDir; reads only
-// there and beneath ReadPaths (DefaultReadPaths when empty); files may be
-// executed only beneath ReadPaths, never from the writable trees; device
-// nodes cannot be created; TCP bind and connect are denied unless
-// Spec.Network is set (Landlock ABI 4 and later); signals and abstract UNIX
-// sockets are scoped to the child's own domain (ABI 6 and later).
+// On Linux a confined run is carried out by a helper, this binary
+// re-executed (see confined_linux.go and helper_linux.go): with isolation
+// "namespaces" it is the first process of new user, mount, PID, network,
+// IPC and UTS namespaces and builds the command's view; with "landlock" it
+// stays in the host's namespaces as the command's subreaper. Either way it
+// starts the command from a thread that carries no_new_privs, no
+// capabilities, the seccomp filter and the Landlock domain, holds it at its
+// exec until its rlimits are set, watches its tasks and memory, and ends
+// every process of it when it ends.
 //
-// Landlock's TCP rights miss Multipath TCP and SCTP's setsockopt-based
-// connect (landlock-lsm/linux#54, #40), so when the network is denied a
-// seccomp filter on the same thread also refuses MPTCP and SCTP sockets and
-// io_uring (amd64 and arm64; elsewhere the confinement string says so).
-//
-// Known limits, stated where they apply: Landlock does not restrict UDP or
-// raw sockets on the kernels this was written against, so Network=false
-// means "no TCP"; a descendant that leaves the process group with setsid(2)
-// or setpgid(2) escapes the group kill (it stays Landlock-confined, and its
-// pipes are closed after the grace period); the child keeps the server's
-// user and capabilities (Landlock confines root too, but other root powers
-// remain). Off Linux there is no Landlock and no group kill: "required"
-// refuses, "best-effort" and "off" run the child with only the direct child
-// killed on timeout.
+// Known limits, stated where they apply: total bytes written into the jail
+// are bounded per file only; with landlock isolation the host's paths can
+// be probed (stat) and metadata changes are refused everywhere; off Linux,
+// and with landlock "off", the child runs as a plain child whose process
+// group is killed at the end ("required" refuses there).
 package sandbox
 
 import (

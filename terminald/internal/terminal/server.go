@@ -273,7 +273,7 @@ func (s *Server) MCP() *server.MCPServer {
 func (s *Server) Tools() []server.ServerTool {
 	return []server.ServerTool{
 		{Tool: mcpkit.NewTool("run_command",
-			"Run one command line inside the jail directory, without a shell, and return its exit code, stdout and stderr. The line is split like a POSIX shell would split a simple command (quotes group words; inside quotes ; | & > $ are literal text), but shell operators, redirections, variables, globs and ~ are refused rather than interpreted. Only allowlisted programs run, resolved by name on the server's PATH; argument rules refuse dangerous options (git -c, find -exec, tar --to-command, ...). The process runs with a private HOME and TMPDIR, no stdin, a fixed environment, a timeout that kills every process it started, and kernel confinement (on Linux, Landlock: writes only in the jail, reads only there and in system directories, no TCP unless the operator allowed it). Secrets in the output are redacted, then each stream is capped. A non-zero exit status is still ok:true: the command ran.",
+			"Run one command line inside the jail directory, without a shell, and return its exit code, stdout and stderr. The line is split like a POSIX shell would split a simple command (quotes group words; inside quotes ; | & > $ are literal text), but shell operators, redirections, variables, globs and ~ are refused rather than interpreted. Only allowlisted programs run, resolved by name on the server's PATH; argument rules refuse dangerous options (git -c, find -exec, tar --to-command, ...). The process runs with a private HOME and TMPDIR, no stdin, a fixed environment, resource limits, a timeout that kills every process it started, and kernel confinement (on Linux: its own namespaces showing only the jail and system directories, Landlock, seccomp, no capabilities, and only its own loopback unless the operator allowed the network or a proxy). Secrets in the output are redacted, then each stream is capped. A non-zero exit status is still ok:true: the command ran.",
 			mcpkit.Annotations{Title: "Run a command in the jail", Destructive: true, OpenWorld: false},
 			json.RawMessage(`{"type":"object","properties":{`+
 				`"command":{"type":"string","minLength":1,"maxLength":8192,"description":"The command line, e.g. \"ls -la src\" or \"git log -n 5\". No shell syntax."},`+
@@ -506,7 +506,7 @@ func (s *Server) explainCommand(_ context.Context, _ mcp.CallToolRequest, a expl
 		x.Argv = []string{}
 	}
 	env := []string{"PATH", "HOME", "LANG", "TMPDIR"}
-	for _, kv := range sandbox.MergeEnv(sandbox.ProgramEnv(d.Name), s.o.PassEnv) {
+	for _, kv := range sandbox.MergeEnv(append(sandbox.ProgramEnv(d.Name), s.o.Caches.Env...), s.o.PassEnv) {
 		name, _, _ := strings.Cut(kv, "=")
 		env = append(env, name)
 	}
