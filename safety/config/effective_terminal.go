@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bastion-mcp/bastion/safety/command"
+	"github.com/bastion-mcp/bastion/safety/sandbox"
 	"github.com/bastion-mcp/bastion/safety/result"
 )
 
@@ -69,7 +70,11 @@ func (e *Effective) terminal(t Terminal, set func(k, format string, a ...any)) {
 		set("terminal.sandbox.network", "%s", nw)
 	}
 	set("terminal.sandbox.caches", "%s", list(s.Caches))
-	set("terminal.sandbox.read_paths", "%d extra read path(s)", len(s.ReadPaths))
+	if len(s.ReadPaths) == 0 {
+		set("terminal.sandbox.read_paths", "the sandbox's default system set (%d paths)", len(sandbox.DefaultReadPaths))
+	} else {
+		set("terminal.sandbox.read_paths", "%d path(s), replacing the default system set", len(s.ReadPaths))
+	}
 	set("terminal.env.path", "%s", list(t.Env.Path))
 	if t.State.Dir != "" {
 		set("terminal.state.dir", "%s", t.State.Dir)
@@ -106,7 +111,20 @@ func (e *Effective) terminal(t Terminal, set func(k, format string, a ...any)) {
 		}
 	}
 	if iso == IsolationLandlock {
-		e.Warnf("isolation = \"landlock\": commands run without namespaces, so a process that leaves the command's process group (setsid, a double fork) can outlive it")
+		e.Warnf("isolation = \"landlock\": commands run without namespaces: they can probe host paths, cannot change file modes, times or owners anywhere, and a process they start can outlive a helper killed by force")
+	}
+	path := t.Env.Path
+	if len(path) == 0 {
+		path = []string{"/usr/local/bin", "/usr/bin", "/bin"}
+	}
+	for _, c := range t.Allowlist.Commands {
+		exe, err := command.Resolve(c, path)
+		switch {
+		case err != nil:
+			e.Warnf("allowlisted command %q is not found on [terminal.env] path %s: it cannot run", c, list(path))
+		case runtime.GOOS == "linux" && !sandbox.Covered(exe, s.ReadPaths):
+			e.Warnf("allowlisted command %q resolves to %s, outside the read paths: the sandbox cannot execute it; add its directory (or its toolchain's) to [terminal.sandbox] read_paths", c, exe)
+		}
 	}
 	switch ll {
 	case LandlockOff:

@@ -131,3 +131,34 @@ func TestCheckStrictFailsOnWarnings(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, out.String())
 	}
 }
+
+// A toolchain outside the read paths cannot be executed in the sandbox:
+// check says so, and names the key that fixes it; a command that is not on
+// the PATH at all is named too.
+func TestCheckWarnsAboutCommandOutsideReadPaths(t *testing.T) {
+	bin := t.TempDir()
+	tool := filepath.Join(bin, "mytool")
+	if err := os.WriteFile(tool, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := &Policy{}
+	p.Terminal.JailRoot = t.TempDir()
+	p.Terminal.Allowlist.Commands = []string{"ls", "mytool", "no-such-tool-here"}
+	p.Terminal.Env.Path = []string{bin, "/usr/bin", "/bin"}
+	e := p.Effective("terminald", CheckOptions{StateDir: state(t.TempDir())})
+	if !has(e.Warnings, `"mytool"`) || !has(e.Warnings, "read_paths") {
+		t.Errorf("no warning for a command outside the read paths: %q", e.Warnings)
+	}
+	if !has(e.Warnings, `"no-such-tool-here"`) {
+		t.Errorf("no warning for a command missing from the PATH: %q", e.Warnings)
+	}
+	if has(e.Warnings, `"ls"`) {
+		t.Errorf("ls is under /usr: %q", e.Warnings)
+	}
+	// Once its directory is a read path, the warning goes.
+	p.Terminal.Sandbox.ReadPaths = append([]string{bin}, "/usr", "/bin", "/lib", "/lib64")
+	e = p.Effective("terminald", CheckOptions{StateDir: state(t.TempDir())})
+	if has(e.Warnings, `"mytool"`) {
+		t.Errorf("warning although the directory is a read path: %q", e.Warnings)
+	}
+}
