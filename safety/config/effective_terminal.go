@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/bastion-mcp/bastion/safety/command"
-	"github.com/bastion-mcp/bastion/safety/sandbox"
 	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/sandbox"
 )
 
 // SandboxGuarantee is the plain statement check prints for the sandbox
