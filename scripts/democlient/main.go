@@ -122,6 +122,15 @@ func main() {
 		{"terminald", []string{"--config", policy}, []string{"run_command", "explain_command"}, terminalDemo},
 		{"organizerd", []string{"--config", policy}, []string{"plan_organize", "apply_plan", "move_file", "undo_last_action", "redo_last_action"}, organizerDemo},
 	}
+	if _, err := os.Stat(filepath.Join(*sandbox, "dev-policy.toml")); err == nil {
+		runs = append(runs, struct {
+			name  string
+			args  []string
+			tools []string
+			run   func(*session, string)
+		}{"terminald", []string{"--config", filepath.Join(*sandbox, "dev-policy.toml")},
+			[]string{"run_command", "explain_command"}, devDemo})
+	}
 	radarDone := false
 	for _, r := range runs {
 		if *only != "" && !strings.Contains(","+*only+",", ","+r.name+",") {
@@ -347,6 +356,34 @@ func terminalDemo(s *session, _ string) {
 	s.call("argument injection via git -c", "run_command", map[string]any{"command": "git -c alias.x=!sh x"}, "POLICY_DENIED")
 	s.call("git -c before a real subcommand", "run_command", map[string]any{"command": "git -c core.pager=sh log"}, "POLICY_DENIED")
 	s.call("explain before running", "explain_command", map[string]any{"command": "cat .env"}, "OK")
+}
+
+// devDemo is terminald in the sandbox profile: real builds and tests through
+// a shell and interpreters, and arbitrary code that tries to leave.
+func devDemo(s *session, _ string) {
+	fmt.Println("   (sandbox profile: the kernel boundary is the guarantee)")
+	ran := func(what, cmd, cwd, want string) {
+		r := s.call(what, "run_command", map[string]any{"command": cmd, "cwd": cwd}, "OK")
+		var d struct {
+			ExitCode int    `json:"exit_code"`
+			Stdout   string `json:"stdout"`
+			Stderr   string `json:"stderr"`
+		}
+		_ = json.Unmarshal(r.Detail, &d)
+		if d.ExitCode != 0 || !strings.Contains(d.Stdout+d.Stderr, want) {
+			fmt.Printf("FAIL terminald (sandbox): %s: exit %d, no %q in: %s\n", what, d.ExitCode, want, oneLine(d.Stdout+d.Stderr, 300))
+			failed = true
+		}
+	}
+	ran("go test of a small module, offline", "go test ./...", "gomod", "ok")
+	ran("go test again: the cache is reused", "go test ./...", "gomod", "(cached)")
+	ran("make + cc", "make run", "cprog", "hello from C")
+	ran("python3 -m unittest", "python3 -m unittest -v", "pytests", "OK")
+	// Arbitrary code, started through the allowed shell, tries to leave.
+	ran("a shell reads outside the jail: nothing there",
+		`sh -c "cat /etc/shadow 2>/dev/null || echo refused-shadow; ls /home /root 2>/dev/null || echo refused-home"`, ".", "refused-shadow")
+	ran("a script reaches for the network: only its own loopback",
+		`python3 -c "import socket; s=socket.socket(); s.settimeout(2); print('refused-net' if s.connect_ex(('1.1.1.1', 443)) else 'CONNECTED')"`, ".", "refused-net")
 }
 
 // ---- organizerd -----------------------------------------------------------
