@@ -38,7 +38,8 @@ const (
 )
 
 // watchInterval is how often the watchdog counts the command's tasks and
-// resident memory (namespaces isolation).
+// resident memory (twice that with landlock isolation, which reads the
+// host's whole /proc).
 const watchInterval = 25 * time.Millisecond
 
 // helperMain is the helper: read the instructions, build the view, start

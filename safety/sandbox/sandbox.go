@@ -261,7 +261,7 @@ type Outcome struct {
 	// were reaped (namespaces: all of them).
 	CPUTime time.Duration
 	// PeakTasks and PeakRSSKB are the largest task count and total resident
-	// memory the watchdog saw (namespaces only; zero otherwise).
+	// memory of the command's processes that the watchdog saw.
 	PeakTasks int
 	PeakRSSKB int64
 	// Confinement describes what confined the child, e.g.
@@ -411,10 +411,7 @@ func describe(abi int, iso Isolation, net NetMode) string {
 			b.WriteString("; network denied")
 		}
 	}
-	b.WriteString("; no capabilities; rlimits")
-	if iso == IsolationNamespaces {
-		b.WriteString("+watchdog")
-	}
+	b.WriteString("; no capabilities; rlimits+watchdog")
 	return b.String()
 }
 

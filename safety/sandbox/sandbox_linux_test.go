@@ -992,3 +992,57 @@ func TestConcurrentRunCannotWriteAnotherRunsJail(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackDeepProcessChainIsCounted builds a chain of processes deeper
+// than any fixed walk of parent links, then forks many more at its end:
+// the watchdog counts them all, in both isolations.
+func TestAttackDeepProcessChainIsCounted(t *testing.T) {
+	script := "import os, time\n" +
+		"def chain(d):\n" +
+		"    if d == 0:\n" +
+		"        for i in range(200):\n" +
+		"            if os.fork() == 0:\n" +
+		"                time.sleep(30); os._exit(0)\n" +
+		"        time.sleep(30); return\n" +
+		"    if os.fork() == 0:\n" +
+		"        chain(d - 1); os._exit(0)\n" +
+		"    os.wait()\n" +
+		"chain(100)\n"
+	for _, iso := range []Isolation{IsolationNamespaces, IsolationLandlock} {
+		b := newBox(t)
+		s := b.spec(t, "python3", "-c", script)
+		s.Isolation = iso
+		s.Limits = Limits{MaxProcesses: 64, MemoryMB: 8192}
+		s.Timeout = 20 * time.Second
+		out, err := Run(context.Background(), s)
+		if result.CodeOf(err) != result.LimitExceeded || out.Limit != LimitProcesses {
+			t.Fatalf("%s: a 100-deep chain with 200 processes at its end: %+v, %v", iso, out, err)
+		}
+	}
+}
+
+// TestAttackInodeFlagsOutsideJail tries chattr's ioctl on a file in a
+// read path (the server's own file, as /usr is a root server's): with
+// landlock isolation it is refused; with namespaces the read path is a
+// read-only mount.
+func TestAttackInodeFlagsOutsideJail(t *testing.T) {
+	ro := t.TempDir()
+	victim := filepath.Join(ro, "victim")
+	if err := os.WriteFile(victim, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, iso := range []Isolation{IsolationNamespaces, IsolationLandlock} {
+		b := newBox(t)
+		s := b.spec(t, "chattr", "+d", victim)
+		s.ReadPaths = append([]string{ro}, DefaultReadPaths...)
+		s.Isolation = iso
+		b.run(t, s)
+		out, err := exec.Command("lsattr", "-d", victim).CombinedOutput()
+		if err != nil {
+			t.Fatalf("lsattr: %v %s", err, out)
+		}
+		if flags, _, _ := strings.Cut(string(out), " "); strings.Contains(flags, "d") {
+			t.Fatalf("%s: the command set an inode flag on a file outside the jail: %s", iso, out)
+		}
+	}
+}

@@ -37,6 +37,12 @@ import (
 // namespace is that wall instead, so sockets stay usable on the command's
 // own loopback.
 
+// fsIOC32SetFlags is FS_IOC32_SETFLAGS, the 32-bit spelling of chattr's ioctl.
+const fsIOC32SetFlags = 0x40046602
+
+// fsIOCFSSetXattr is FS_IOC_FSSETXATTR (project id and the same flags).
+const fsIOCFSSetXattr = 0x401c5820
+
 // seccompArch is the audit architecture of the filter's target, 0 where no
 // filter is provided (the confinement string then leaves "seccomp" out).
 var seccompArch = map[string]uint32{
@@ -60,6 +66,7 @@ type sysRule struct {
 	arg   int
 	mask  uint32
 	allow []uint32 // when set: these values of the argument are allowed, any other returns ret
+	deny  []uint32 // when set: these values of the argument return ret, any other is allowed
 	ret   uint32
 }
 
@@ -116,6 +123,10 @@ func filterFor(iso Isolation, net NetMode) []sysRule {
 			legacyMetaCalls...) {
 			rules = append(rules, sysRule{nr: nr, ret: retEPERM})
 		}
+		// Inode flags (chattr: append-only, no-dump, no-atime...) are
+		// metadata set through ioctl.
+		rules = append(rules, sysRule{nr: unix.SYS_IOCTL, arg: 1,
+			deny: []uint32{unix.FS_IOC_SETFLAGS, fsIOC32SetFlags, fsIOCFSSetXattr}, ret: retEPERM})
 	}
 	return rules
 }
@@ -155,6 +166,19 @@ func compileFilter(rules []sysRule) []unix.SockFilter {
 				prog = append(prog, bpfJump(jeq, v, uint8(n-i), 0))
 			}
 			prog = append(prog, bpfStmt(ret, r.ret), bpfStmt(ret, retAllow))
+			continue
+		}
+		if len(r.deny) > 0 {
+			// nr == r.nr ? (arg in deny ? ret : allow) : next
+			n := len(r.deny)
+			prog = append(prog,
+				bpfStmt(ld, seccompNR),
+				bpfJump(jeq, uint32(r.nr), 0, uint8(n+3)),
+				bpfStmt(ld, argOffset(r.arg)))
+			for i, v := range r.deny {
+				prog = append(prog, bpfJump(jeq, v, uint8(n-i), 0))
+			}
+			prog = append(prog, bpfStmt(ret, retAllow), bpfStmt(ret, r.ret))
 			continue
 		}
 		if r.mask == 0 {

@@ -312,6 +312,13 @@ func (h *helper) supervise(cmdPid int) helperResult {
 		if err != nil { // ECHILD: nothing left
 			break
 		}
+		if ws.Stopped() {
+			// A process that asked to be traced by its parent (the helper,
+			// for the command itself) and stopped: it is ended, as the
+			// helper traces nothing.
+			_ = unix.Kill(pid, unix.SIGKILL)
+			continue
+		}
 		own := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		cpu += own
 		maxRSS = max(maxRSS, ru.Maxrss)
@@ -394,9 +401,11 @@ func (h *helper) watch(killAll func(), stop <-chan struct{}) {
 	defer t.Stop()
 	self := os.Getpid()
 	procs := map[int]procInfo{}
+	memo := map[int]bool{}
 	for {
 		tasks, rss := 0, int64(0)
 		clear(procs)
+		clear(memo)
 		forEachProc(func(pid int, stat []string) {
 			if pid == self || len(stat) < 22 {
 				return
@@ -407,7 +416,7 @@ func (h *helper) watch(killAll func(), stop <-chan struct{}) {
 			procs[pid] = procInfo{ppid, n, r * page}
 		})
 		for pid, p := range procs {
-			if !ns && !descends(procs, pid, self) {
+			if !ns && !descends(procs, memo, pid, self) {
 				continue
 			}
 			tasks += p.tasks
@@ -439,19 +448,31 @@ type procInfo struct {
 	rss         int64 // KiB
 }
 
-// descends reports whether pid has self among its ancestors in procs.
-func descends(procs map[int]procInfo, pid, self int) bool {
-	for i := 0; i < 64; i++ {
+// descends reports whether pid has self among its ancestors in procs,
+// however deep the chain (memo holds the answers found so far).
+func descends(procs map[int]procInfo, memo map[int]bool, pid, self int) bool {
+	var chain []int
+	ans := false
+	for steps := 0; steps <= len(procs); steps++ {
+		if v, ok := memo[pid]; ok {
+			ans = v
+			break
+		}
 		p, ok := procs[pid]
 		if !ok {
-			return false
+			break
 		}
+		chain = append(chain, pid)
 		if p.ppid == self {
-			return true
+			ans = true
+			break
 		}
 		pid = p.ppid
 	}
-	return false
+	for _, c := range chain {
+		memo[c] = ans
+	}
+	return ans
 }
 
 // forEachProc calls fn with the fields of /proc/PID/stat after the command
