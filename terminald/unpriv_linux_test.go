@@ -99,3 +99,22 @@ func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
 		t.Fatal(err)
 	}
 }
+
+// TestBinaryRefusesWhenNamespacesAreDenied starts the binary where the
+// kernel refuses it user namespaces (inside a user namespace whose
+// user.max_user_namespaces is 0, as a distribution that restricts them
+// would): with isolation "namespaces" it exits with a fatal line that says
+// what to change; with isolation "landlock" it starts.
+func TestBinaryRefusesWhenNamespacesAreDenied(t *testing.T) {
+	jail := t.TempDir()
+	deny := func(pol string) mcpkittest.Ran {
+		return mcpkittest.Run(t, "/usr/bin/unshare", cleanEnv(t), "-U", "-r", "/bin/sh", "-c",
+			`echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" --config "$1"`, bin, pol)
+	}
+	r := deny(policy(t, jail, allow))
+	wantFatal(t, r, "user namespace", `isolation = "landlock"`)
+	r = deny(policy(t, jail, "[terminal.sandbox]\nisolation = \"landlock\"\n"+allow))
+	if strings.Contains(r.Stderr, "fatal:") || !strings.Contains(r.Stderr, "terminald ready") {
+		t.Fatalf("with isolation = \"landlock\" terminald did not start where namespaces are denied: %+v", r)
+	}
+}

@@ -1046,3 +1046,29 @@ func TestAttackInodeFlagsOutsideJail(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandHoldsNoCapabilities reads the command's own status: every
+// capability set is empty (the server runs as root here), no_new_privs is
+// set and a seccomp filter is in force, in both isolations.
+func TestCommandHoldsNoCapabilities(t *testing.T) {
+	for _, iso := range []Isolation{IsolationNamespaces, IsolationLandlock} {
+		b := newBox(t)
+		s := b.spec(t, "cat", "/proc/self/status")
+		s.Isolation = iso
+		if iso == IsolationLandlock {
+			// /proc is not a read path in the host's namespaces; the
+			// test reads it for this check only.
+			s.ReadPaths = append([]string{"/proc"}, DefaultReadPaths...)
+		}
+		if out := b.run(t, s); out.ExitCode != 0 {
+			t.Fatalf("%s: cat /proc/self/status: %+v %q", iso, out, b.stderr.String())
+		}
+		st := b.stdout.String()
+		for _, want := range []string{"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000",
+			"CapBnd:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2"} {
+			if !strings.Contains(st, want) {
+				t.Errorf("%s: the command's status lacks %q:\n%s", iso, want, st)
+			}
+		}
+	}
+}
