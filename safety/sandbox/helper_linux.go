@@ -186,7 +186,15 @@ type bind struct {
 	rw   bool
 	dir  bool
 	link string // for a read path that is a symbolic link: its target
+	data []byte // a small read-only file copied into the view, not mounted
+	perm uint32
 }
+
+// copyMax is the largest read-only file copied into the view rather than
+// bind-mounted: the dozen small /etc files (ld.so.cache, passwd, hosts...)
+// cost a mount each otherwise. The copy is what the file held when the
+// helper was set up, and it is read-only in the view like a mount.
+const copyMax = 1 << 20
 
 // buildView mounts the command's filesystem: a tmpfs root holding only the
 // jail, HOME, TMPDIR (also at /tmp), the writable caches, the read paths
@@ -240,6 +248,11 @@ func (h *helper) buildView() error {
 		var fst unix.Stat_t
 		_ = unix.Fstat(fd, &fst)
 		b.fd, b.dir = fd, fst.Mode&unix.S_IFMT == unix.S_IFDIR
+		if !rw && fst.Mode&unix.S_IFMT == unix.S_IFREG && fst.Size <= copyMax {
+			if data, err := os.ReadFile(fmt.Sprintf("/proc/self/fd/%d", fd)); err == nil && int64(len(data)) == fst.Size {
+				b.data, b.perm = data, fst.Mode&0o555|0o444
+			}
+		}
 		binds = append(binds, b)
 		return nil
 	}
@@ -284,6 +297,17 @@ func (h *helper) buildView() error {
 	if !underTmp && tmpFD >= 0 {
 		binds = append(binds, bind{src: cfg.Tmp, fd: tmpFD, dst: "/tmp", rw: true, dir: true})
 	}
+	// A small file that a read-only directory already shows (the target of
+	// /etc/localtime under /usr) needs neither a copy nor a mount.
+	kept := binds[:0]
+	for _, b := range binds {
+		if b.data != nil && coveredByDir(binds, b.dst) {
+			unix.Close(b.fd)
+			continue
+		}
+		kept = append(kept, b)
+	}
+	binds = kept
 	// Parents before children: a writable tree beneath a read path (or the
 	// reverse) is mounted over it.
 	sort.SliceStable(binds, func(i, j int) bool { return depth(binds[i].dst) < depth(binds[j].dst) })
@@ -294,7 +318,7 @@ func (h *helper) buildView() error {
 	// its mount point.
 	for i := range binds {
 		b := &binds[i]
-		if b.link != "" {
+		if b.link != "" || b.data != nil {
 			continue
 		}
 		t, err := cloneTree(b.fd, b.rw)
@@ -321,7 +345,7 @@ func (h *helper) buildView() error {
 	// The new root is a tmpfs mounted over TMPDIR's path in this mount
 	// namespace only; TMPDIR itself was copied above.
 	root := cfg.Tmp
-	if err := unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=4m,nr_inodes=4096"); err != nil {
+	if err := unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=16m,nr_inodes=4096"); err != nil {
 		return failf(result.InternalError, errSetup+": the root of the command's view could not be mounted")
 	}
 	in := func(p string) string { return filepath.Join(root, p) }
@@ -331,6 +355,15 @@ func (h *helper) buildView() error {
 				return failf(result.InternalError, errSetup+": %s could not be placed in the view", b.dst)
 			}
 			_ = os.Symlink(b.link, in(b.dst))
+			continue
+		}
+		if b.data != nil {
+			if err := os.MkdirAll(filepath.Dir(in(b.dst)), 0o755); err != nil {
+				return failf(result.InternalError, errSetup+": %s could not be placed in the view", b.dst)
+			}
+			if err := os.WriteFile(in(b.dst), b.data, os.FileMode(b.perm)); err != nil {
+				return failf(result.InternalError, errSetup+": %s could not be copied into the view", b.dst)
+			}
 			continue
 		}
 		if err := placeTree(b.tree, in(b.dst), b.dir); err != nil {
@@ -392,6 +425,16 @@ func (h *helper) buildView() error {
 		return failf(result.Stale, "the jail root changed while the sandbox was being built; nothing ran")
 	}
 	return nil
+}
+
+// coveredByDir reports whether a directory bind of binds lies above dst.
+func coveredByDir(binds []bind, dst string) bool {
+	for _, o := range binds {
+		if o.dir && o.link == "" && strings.HasPrefix(dst, strings.TrimSuffix(o.dst, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
