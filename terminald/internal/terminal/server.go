@@ -161,6 +161,10 @@ func (s *Server) recycle(rd runDirs) {
 	}
 }
 
+// prepareDelay is how long after a command the next one's helper is
+// prepared.
+const prepareDelay = 5 * time.Millisecond
+
 // prepare has the sandbox start the next command's helper now, for the
 // private directories the next run will most likely take, so that its
 // namespaces and view are ready when the command arrives.
@@ -399,7 +403,10 @@ func (s *Server) runCommand(ctx context.Context, _ mcp.CallToolRequest, a runArg
 		outc, err = sandbox.Run(ctx, spec)
 	}
 	s.recycle(rd)
-	s.prepare()
+	// The next command's helper is prepared once this answer is on its
+	// way: starting it now would compete with the outcome record's fsync
+	// and the reply for the CPU.
+	time.AfterFunc(prepareDelay, s.prepare)
 	stdout.Close()
 	stderr.Close()
 	ran := outc.Duration > 0 // zero only when the child never started
