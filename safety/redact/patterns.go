@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"regexp"
+	"sync"
 )
 
 // Pattern is one kind of secret. The same table serves the output redactor
@@ -61,159 +62,165 @@ func (p *Pattern) span(m []int) (int, int) {
 	return -1, -1
 }
 
-// Builtin is the shipped pattern set, in priority order: when two patterns
-// find the same span, the earlier one names it. Treat it as read-only;
-// Compile copies it.
-var Builtin = []Pattern{
-	{
-		// A whole PEM/PGP block. If the END line is not within MaxSpan bytes
-		// (the output was cut, or the block is huge) the header plus every
-		// following whole line that looks like a PEM header or base64 body
-		// (or is empty) is taken. The redactor finds the same spans in code
-		// (Re is costly to run over MaxSpan bytes).
-		Name:  "private-key",
-		Label: "private key block",
-		Re: regexp.MustCompile(`-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----` +
-			`(?:[\s\S]*?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----` +
-			`|(?:\r?\n(?:[A-Za-z][A-Za-z\-]{0,40}:[^\r\n]{0,200}|[A-Za-z0-9+/=]{1,200})?\r?(?m:$))*)`),
-		Keywords: []string{"-----begin"},
-		maxLen:   MaxSpan,
-		kind:     kindPEMBlock,
-	},
-	{
-		// The body and END line of a key whose BEGIN line is not in view
-		// (`tail key.pem`, or the rest of a block longer than MaxSpan). Re
-		// matches the END line; the redactor then takes the whole lines
-		// before it that look like base64 body or PEM headers, at least one
-		// of them 16 bytes or longer.
-		Name:     "private-key-tail",
-		Label:    "end of a private key block",
-		Re:       regexp.MustCompile(`-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`),
-		Keywords: []string{"-----end"},
-		maxLen:   80,
-		kind:     kindPEMTail,
-	},
-	{
-		Name:     "aws-access-key-id",
-		Label:    "AWS access key id",
-		Re:       regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16}\b`),
-		Keywords: []string{"akia", "asia", "abia", "acca", "a3t"},
-	},
-	{
-		Name:  "aws-secret-access-key",
-		Label: "AWS secret access key",
-		Re: regexp.MustCompile(`(?i)(?:aws_?)?secret_?(?:access_?)?key["']?[ \t]*(?::=|=>|=|:)[ \t]*["']?` +
-			`([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
-		Group:    1,
-		Keywords: []string{"aws", "secret"},
-	},
-	{
-		Name:     "github-token",
-		Label:    "GitHub token",
-		Re:       regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}\b`),
-		Keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
-	},
-	{
-		Name:     "github-pat",
-		Label:    "GitHub fine-grained personal access token",
-		Re:       regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{40,}`),
-		Keywords: []string{"github_pat_"},
-	},
-	{
-		Name:     "gitlab-token",
-		Label:    "GitLab token",
-		Re:       regexp.MustCompile(`\bgl(?:pat|dt|rt|ptt)-[A-Za-z0-9_\-]{20,}`),
-		Keywords: []string{"glpat-", "gldt-", "glrt-", "glptt-"},
-	},
-	{
-		Name:     "slack-token",
-		Label:    "Slack token",
-		Re:       regexp.MustCompile(`\b(?:xox[abeprs]|xapp)-[A-Za-z0-9\-]{10,}`),
-		Keywords: []string{"xox", "xapp-"},
-		Verify:   hasDigit,
-	},
-	{
-		Name:     "slack-webhook",
-		Label:    "Slack webhook URL",
-		Re:       regexp.MustCompile(`(?i)hooks\.slack\.com/((?:services|workflows|triggers)/[A-Za-z0-9_/\-]{16,})`),
-		Group:    1,
-		Keywords: []string{"hooks.slack.com"},
-	},
-	{
-		Name:     "stripe-key",
-		Label:    "Stripe secret or restricted key",
-		Re:       regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{10,}\b`),
-		Keywords: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"},
-	},
-	{
-		Name:     "google-api-key",
-		Label:    "Google API key",
-		Re:       regexp.MustCompile(`\bAIza[A-Za-z0-9_\-]{35}`),
-		Keywords: []string{"aiza"},
-	},
-	{
-		Name:     "anthropic-key",
-		Label:    "Anthropic API key",
-		Re:       regexp.MustCompile(`\bsk-ant-[a-z]{2,10}[0-9]{0,3}-[A-Za-z0-9_\-]{20,}`),
-		Keywords: []string{"sk-ant-"},
-	},
-	{
-		Name:     "openai-key",
-		Label:    "OpenAI API key",
-		Re:       regexp.MustCompile(`\bsk-(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_\-]{20,}`),
-		Keywords: []string{"sk-"},
-		Verify:   mixedCase,
-	},
-	{
-		Name:  "jwt",
-		Label: "JSON Web Token",
-		Re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}` +
-			`\.[A-Za-z0-9_\-]*`),
-		Keywords: []string{"eyj"},
-		maxLen:   8192,
-	},
-	{
-		// scheme://user:password@host: the scheme and user are kept.
-		Name:     "url-credentials",
-		Label:    "password in a URL",
-		Re:       regexp.MustCompile(`://[^\s:/?#@"'<>]*:([^\s/?#@"'<>]+)@`),
-		Group:    1,
-		Keywords: []string{"://"},
-	},
-	{
-		Name:  "authorization-header",
-		Label: "Authorization header value",
-		Re: regexp.MustCompile(`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?` +
-			`(?:(?:bearer|basic|token|bot|digest|negotiate|apikey)[ \t]+)?([^\s"',;]{6,})`),
-		Group:    1,
-		Keywords: []string{"authorization"},
-		Verify:   notPlaceholder,
-		maxLen:   4096,
-	},
-	{
-		Name:     "bearer-token",
-		Label:    "Bearer token",
-		Re:       regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]{8,}=*)`),
-		Group:    1,
-		Keywords: []string{"bearer"},
-		Verify:   hasDigit,
-		maxLen:   4096,
-	},
-	{
-		// key = value, key: value, "key": "value", KEY=value, key := value.
-		// The key word may be the end of a longer name (DB_PASSWORD,
-		// client_secret, x-api-key); it must be followed directly by the
-		// operator, so password_reset_url or "tokens: 5" are not matched.
-		Name:  "secret-assignment",
-		Label: "value assigned to a secret-looking name (password, token, secret, api key)",
-		Re: regexp.MustCompile(`(?i)(?:secret|token|passw(?:or)?d|api[_\-]?key|access[_\-]?key)(?:[_\-]?key)?` +
-			`["']?[ \t]*(?::=|=>|=|:)[ \t]*` +
-			`(?:"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;=:<>\x60][^\s"',;\x60]*))`),
-		Group:    1,
-		Keywords: []string{"secret", "token", "passw", "api", "access"},
-		Verify:   notPlaceholder,
-	},
-}
+// Builtin returns the shipped pattern set, in priority order: when two
+// patterns find the same span, the earlier one names it. Treat it as
+// read-only; Compile copies it. It is compiled on first use, not at
+// program start: every binary that links this package (the sandbox
+// helper included, which runs before main) would otherwise pay for it.
+func Builtin() []Pattern { return builtin() }
+
+var builtin = sync.OnceValue(func() []Pattern {
+	return []Pattern{
+		{
+			// A whole PEM/PGP block. If the END line is not within MaxSpan bytes
+			// (the output was cut, or the block is huge) the header plus every
+			// following whole line that looks like a PEM header or base64 body
+			// (or is empty) is taken. The redactor finds the same spans in code
+			// (Re is costly to run over MaxSpan bytes).
+			Name:  "private-key",
+			Label: "private key block",
+			Re: regexp.MustCompile(`-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----` +
+				`(?:[\s\S]*?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----` +
+				`|(?:\r?\n(?:[A-Za-z][A-Za-z\-]{0,40}:[^\r\n]{0,200}|[A-Za-z0-9+/=]{1,200})?\r?(?m:$))*)`),
+			Keywords: []string{"-----begin"},
+			maxLen:   MaxSpan,
+			kind:     kindPEMBlock,
+		},
+		{
+			// The body and END line of a key whose BEGIN line is not in view
+			// (`tail key.pem`, or the rest of a block longer than MaxSpan). Re
+			// matches the END line; the redactor then takes the whole lines
+			// before it that look like base64 body or PEM headers, at least one
+			// of them 16 bytes or longer.
+			Name:     "private-key-tail",
+			Label:    "end of a private key block",
+			Re:       regexp.MustCompile(`-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`),
+			Keywords: []string{"-----end"},
+			maxLen:   80,
+			kind:     kindPEMTail,
+		},
+		{
+			Name:     "aws-access-key-id",
+			Label:    "AWS access key id",
+			Re:       regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16}\b`),
+			Keywords: []string{"akia", "asia", "abia", "acca", "a3t"},
+		},
+		{
+			Name:  "aws-secret-access-key",
+			Label: "AWS secret access key",
+			Re: regexp.MustCompile(`(?i)(?:aws_?)?secret_?(?:access_?)?key["']?[ \t]*(?::=|=>|=|:)[ \t]*["']?` +
+				`([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
+			Group:    1,
+			Keywords: []string{"aws", "secret"},
+		},
+		{
+			Name:     "github-token",
+			Label:    "GitHub token",
+			Re:       regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}\b`),
+			Keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
+		},
+		{
+			Name:     "github-pat",
+			Label:    "GitHub fine-grained personal access token",
+			Re:       regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{40,}`),
+			Keywords: []string{"github_pat_"},
+		},
+		{
+			Name:     "gitlab-token",
+			Label:    "GitLab token",
+			Re:       regexp.MustCompile(`\bgl(?:pat|dt|rt|ptt)-[A-Za-z0-9_\-]{20,}`),
+			Keywords: []string{"glpat-", "gldt-", "glrt-", "glptt-"},
+		},
+		{
+			Name:     "slack-token",
+			Label:    "Slack token",
+			Re:       regexp.MustCompile(`\b(?:xox[abeprs]|xapp)-[A-Za-z0-9\-]{10,}`),
+			Keywords: []string{"xox", "xapp-"},
+			Verify:   hasDigit,
+		},
+		{
+			Name:     "slack-webhook",
+			Label:    "Slack webhook URL",
+			Re:       regexp.MustCompile(`(?i)hooks\.slack\.com/((?:services|workflows|triggers)/[A-Za-z0-9_/\-]{16,})`),
+			Group:    1,
+			Keywords: []string{"hooks.slack.com"},
+		},
+		{
+			Name:     "stripe-key",
+			Label:    "Stripe secret or restricted key",
+			Re:       regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{10,}\b`),
+			Keywords: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"},
+		},
+		{
+			Name:     "google-api-key",
+			Label:    "Google API key",
+			Re:       regexp.MustCompile(`\bAIza[A-Za-z0-9_\-]{35}`),
+			Keywords: []string{"aiza"},
+		},
+		{
+			Name:     "anthropic-key",
+			Label:    "Anthropic API key",
+			Re:       regexp.MustCompile(`\bsk-ant-[a-z]{2,10}[0-9]{0,3}-[A-Za-z0-9_\-]{20,}`),
+			Keywords: []string{"sk-ant-"},
+		},
+		{
+			Name:     "openai-key",
+			Label:    "OpenAI API key",
+			Re:       regexp.MustCompile(`\bsk-(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_\-]{20,}`),
+			Keywords: []string{"sk-"},
+			Verify:   mixedCase,
+		},
+		{
+			Name:  "jwt",
+			Label: "JSON Web Token",
+			Re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}` +
+				`\.[A-Za-z0-9_\-]*`),
+			Keywords: []string{"eyj"},
+			maxLen:   8192,
+		},
+		{
+			// scheme://user:password@host: the scheme and user are kept.
+			Name:     "url-credentials",
+			Label:    "password in a URL",
+			Re:       regexp.MustCompile(`://[^\s:/?#@"'<>]*:([^\s/?#@"'<>]+)@`),
+			Group:    1,
+			Keywords: []string{"://"},
+		},
+		{
+			Name:  "authorization-header",
+			Label: "Authorization header value",
+			Re: regexp.MustCompile(`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?` +
+				`(?:(?:bearer|basic|token|bot|digest|negotiate|apikey)[ \t]+)?([^\s"',;]{6,})`),
+			Group:    1,
+			Keywords: []string{"authorization"},
+			Verify:   notPlaceholder,
+			maxLen:   4096,
+		},
+		{
+			Name:     "bearer-token",
+			Label:    "Bearer token",
+			Re:       regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]{8,}=*)`),
+			Group:    1,
+			Keywords: []string{"bearer"},
+			Verify:   hasDigit,
+			maxLen:   4096,
+		},
+		{
+			// key = value, key: value, "key": "value", KEY=value, key := value.
+			// The key word may be the end of a longer name (DB_PASSWORD,
+			// client_secret, x-api-key); it must be followed directly by the
+			// operator, so password_reset_url or "tokens: 5" are not matched.
+			Name:  "secret-assignment",
+			Label: "value assigned to a secret-looking name (password, token, secret, api key)",
+			Re: regexp.MustCompile(`(?i)(?:secret|token|passw(?:or)?d|api[_\-]?key|access[_\-]?key)(?:[_\-]?key)?` +
+				`["']?[ \t]*(?::=|=>|=|:)[ \t]*` +
+				`(?:"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;=:<>\x60][^\s"',;\x60]*))`),
+			Group:    1,
+			Keywords: []string{"secret", "token", "passw", "api", "access"},
+			Verify:   notPlaceholder,
+		},
+	}
+})
 
 // Anchored BEGIN and END lines of a private key block.
 var (

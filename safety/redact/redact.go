@@ -41,6 +41,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"sync"
 
 	"github.com/bastion-mcp/bastion/safety/result"
 )
@@ -131,7 +132,7 @@ func Compile(extra []string) (*Set, error) { return CompileWith(extra, Options{}
 // capturing group redacts only its first group; without one, the whole
 // match. Extra matches are named "operator".
 func CompileWith(extra []string, opt Options) (*Set, error) {
-	ps := slices.Clone(Builtin)
+	ps := slices.Clone(Builtin())
 	for i, src := range extra {
 		if src == "" {
 			return nil, result.New(result.InvalidRequest,
@@ -162,8 +163,11 @@ func CompileWith(extra []string, opt Options) (*Set, error) {
 	return newSet(ps), nil
 }
 
-// Default is the builtin set without extras or entropy.
-var Default = newSet(slices.Clone(Builtin))
+// Default returns the builtin set without extras or entropy (built on
+// first use).
+func Default() *Set { return defaultSet() }
+
+var defaultSet = sync.OnceValue(func() *Set { return newSet(slices.Clone(Builtin())) })
 
 // MaxSpan returns the longest secret (whole match) that the set is
 // guaranteed to catch across any write or block boundary, and that a

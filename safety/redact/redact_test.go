@@ -43,11 +43,11 @@ func TestEveryPatternFamilyRedacts(t *testing.T) {
 				t.Fatalf("fixture: secret not in text")
 			}
 			want := strings.Replace(f.text, f.secret, Marker(f.name), 1)
-			got, n := Default.Redact([]byte(f.text))
+			got, n := Default().Redact([]byte(f.text))
 			if string(got) != want || n != 1 {
 				t.Fatalf("Redact =\n%q (%d redactions)\nwant\n%q (1)", got, n, want)
 			}
-			fs := Default.Find([]byte(f.text))
+			fs := Default().Find([]byte(f.text))
 			if len(fs) != 1 || fs[0].Name != f.name || fs[0].Label == "" ||
 				f.text[fs[0].Start:fs[0].End] != f.secret ||
 				fs[0].Line != 1+strings.Count(f.text[:fs[0].Start], "\n") {
@@ -59,7 +59,7 @@ func TestEveryPatternFamilyRedacts(t *testing.T) {
 
 func TestBuiltinCoversEveryRequiredFamily(t *testing.T) {
 	have := map[string]bool{}
-	for _, p := range Builtin {
+	for _, p := range Builtin() {
 		if have[p.Name] {
 			t.Errorf("duplicate pattern name %q", p.Name)
 		}
@@ -81,7 +81,7 @@ func TestBuiltinCoversEveryRequiredFamily(t *testing.T) {
 
 func TestNearMissesAreNotRedacted(t *testing.T) {
 	for _, in := range nearMisses {
-		got, n := Default.Redact([]byte(in))
+		got, n := Default().Redact([]byte(in))
 		if n != 0 || string(got) != in {
 			t.Errorf("near miss redacted:\n in  %q\n out %q", in, got)
 		}
@@ -91,7 +91,7 @@ func TestNearMissesAreNotRedacted(t *testing.T) {
 func TestEntropyFallbackIsOffByDefaultAndTakesRandomTokens(t *testing.T) {
 	tok := j("q7Xv2LmP9sKd4RtW", "8zNb3YhJ6cFg1AeU5oIi0Tp")
 	in := "value " + tok + " end"
-	if _, n := Default.Redact([]byte(in)); n != 0 {
+	if _, n := Default().Redact([]byte(in)); n != 0 {
 		t.Fatalf("default set redacted a bare random token")
 	}
 	ent := mustCompile(t, nil, Options{Entropy: true})
@@ -114,8 +114,8 @@ func TestEntropyFallbackIsOffByDefaultAndTakesRandomTokens(t *testing.T) {
 func TestRedactDoesNotModifyInput(t *testing.T) {
 	in := []byte("password = hunter2fake " + fakeGHP)
 	orig := bytes.Clone(in)
-	Default.Redact(in)
-	Default.Find(in)
+	Default().Redact(in)
+	Default().Find(in)
 	if !bytes.Equal(in, orig) {
 		t.Fatal("input changed")
 	}
@@ -123,12 +123,12 @@ func TestRedactDoesNotModifyInput(t *testing.T) {
 
 func TestFindNeverCarriesTheValue(t *testing.T) {
 	in := "x\npassword = hunter2fake\n" + fakeAKIA
-	for _, f := range Default.Find([]byte(in)) {
+	for _, f := range Default().Find([]byte(in)) {
 		if strings.Contains(fmt.Sprintf("%+v", f), "hunter2") || strings.Contains(fmt.Sprintf("%+v", f), fakeAKIA) {
 			t.Fatalf("finding carries the secret: %+v", f)
 		}
 	}
-	fs := Default.Find([]byte(in))
+	fs := Default().Find([]byte(in))
 	if len(fs) != 2 || fs[0].Line != 2 || fs[1].Line != 3 {
 		t.Fatalf("Find = %+v", fs)
 	}
@@ -175,7 +175,7 @@ func assertNoSecret(t *testing.T, out []byte, secrets []string) {
 
 func TestEverySecretInLargeMixedOutputIsRedacted(t *testing.T) {
 	in, secrets := mixed(600<<10, 1)
-	out, n := Default.Redact(in)
+	out, n := Default().Redact(in)
 	// Adjacent secrets may merge into one redaction, so n can be smaller.
 	if n == 0 || len(secrets) < 100 {
 		t.Fatalf("%d redactions for %d planted secrets", n, len(secrets))
@@ -192,11 +192,11 @@ func TestSecretStraddlingChunkBoundaryIsRedacted(t *testing.T) {
 		t.Run(f.family, func(t *testing.T) {
 			for _, pad := range []int{3, BlockSize - len(f.text)/2, 2*BlockSize + MaxSpan - len(f.text)/2} {
 				in := []byte(strings.Repeat("a b\n", pad/4+1)[:pad] + "\n" + f.text + "\nthe end\n")
-				want, _ := Default.Redact(in)
+				want, _ := Default().Redact(in)
 				assertNoSecret(t, want, []string{f.secret})
 				start := pad + 1 + strings.Index(f.text, f.secret)
 				for cut := start - 2; cut <= start+len(f.secret)+2; cut++ {
-					w := writeChunks(t, Default, -1, in, cut)
+					w := writeChunks(t, Default(), -1, in, cut)
 					if !bytes.Equal(w.Bytes(), want) {
 						t.Fatalf("pad %d cut %d: streamed output differs from Redact", pad, cut)
 					}
@@ -215,12 +215,12 @@ func TestSecretStraddlingCapDoesNotLeakPrefix(t *testing.T) {
 		t.Run(f.family, func(t *testing.T) {
 			for _, pad := range []int{10, BlockSize - len(f.secret)/2} {
 				in := []byte(strings.Repeat("x", pad) + "\n" + f.text + "\nmore output after\n")
-				full, _ := Default.Redact(in)
+				full, _ := Default().Redact(in)
 				start := pad + 1 + strings.Index(f.text, f.secret)
 				// Text that is not the secret: surrounding words and the marker.
 				context := strings.Replace(f.text, f.secret, "", 1) + Marker(f.name)
 				for limit := start - 1; limit <= start+len(f.secret); limit++ {
-					w := writeChunks(t, Default, limit, in, start+len(f.secret)/2)
+					w := writeChunks(t, Default(), limit, in, start+len(f.secret)/2)
 					checkInvariant(t, w, full, 1, limit, len(in))
 					for i := 0; i+5 <= len(f.secret); i++ {
 						g := f.secret[i : i+5]
@@ -236,7 +236,7 @@ func TestSecretStraddlingCapDoesNotLeakPrefix(t *testing.T) {
 
 func TestWriterKeepsDrainingPastCap(t *testing.T) {
 	const limit = 1000
-	w := Default.NewCappedWriter(limit)
+	w := Default().NewCappedWriter(limit)
 	chunk := bytes.Repeat([]byte("password = hunter2fake and more\n"), 128) // 4 KiB
 	var total int64
 	for range 2560 { // 10 MiB
@@ -263,11 +263,11 @@ func TestWriterKeepsDrainingPastCap(t *testing.T) {
 
 func TestOutputExactlyAtLimitIsNotTruncated(t *testing.T) {
 	in := []byte("0123456789")
-	w := writeChunks(t, Default, len(in), in, 3)
+	w := writeChunks(t, Default(), len(in), in, 3)
 	if w.Truncated() || string(w.Bytes()) != string(in) {
 		t.Fatalf("got %q truncated=%v", w.Bytes(), w.Truncated())
 	}
-	w = writeChunks(t, Default, 0, nil)
+	w = writeChunks(t, Default(), 0, nil)
 	if w.Truncated() || len(w.Bytes()) != 0 {
 		t.Fatal("empty input under a zero cap must not be truncated")
 	}
@@ -279,11 +279,11 @@ func TestPrivateKeyLongerThanMaxSpanIsCoveredByContinuation(t *testing.T) {
 	for _, pad := range []int{0, BlockSize - 4000, BlockSize - 100} {
 		in := []byte(strings.Repeat("y", pad) + "\n" + key + "\nok\n")
 		want := strings.Repeat("y", pad) + "\n" + Marker("private-key") + "\nok\n"
-		got, n := Default.Redact(in)
+		got, n := Default().Redact(in)
 		if string(got) != want || n != 1 {
 			t.Fatalf("pad %d: key of %d bytes not redacted whole (%d redactions)", pad, len(key), n)
 		}
-		w := writeChunks(t, Default, -1, in, pad+len(key)/3, pad+len(key)/2)
+		w := writeChunks(t, Default(), -1, in, pad+len(key)/3, pad+len(key)/2)
 		if string(w.Bytes()) != want {
 			t.Fatalf("pad %d: streamed output differs", pad)
 		}
@@ -324,7 +324,7 @@ func TestBadOperatorPatternIsRefused(t *testing.T) {
 // large input under random chunkings and caps.
 func TestStreamingEqualsOneShotOnMixedOutput(t *testing.T) {
 	in, _ := mixed(400<<10, 2)
-	want, wantN := Default.Redact(in)
+	want, wantN := Default().Redact(in)
 	r := rand.New(rand.NewPCG(3, 4))
 	for trial := range 12 {
 		var cuts []int
@@ -335,7 +335,7 @@ func TestStreamingEqualsOneShotOnMixedOutput(t *testing.T) {
 		if trial%3 != 0 {
 			limit = r.IntN(len(want) + 100)
 		}
-		w := writeChunks(t, Default, limit, in, cuts...)
+		w := writeChunks(t, Default(), limit, in, cuts...)
 		checkInvariant(t, w, want, wantN, limit, len(in))
 	}
 }
@@ -402,7 +402,7 @@ func BenchmarkCappedWriter(b *testing.B) {
 	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()
 	for b.Loop() {
-		w := Default.NewCappedWriter(-1)
+		w := Default().NewCappedWriter(-1)
 		for c := 0; c < len(in); c += 32 << 10 {
 			w.Write(in[c:min(c+32<<10, len(in))])
 		}
@@ -414,7 +414,7 @@ func BenchmarkCappedWriterDrainPastCap(b *testing.B) {
 	in, _ := mixed(1<<20, 9)
 	b.SetBytes(int64(len(in)))
 	for b.Loop() {
-		w := Default.NewCappedWriter(64 << 10)
+		w := Default().NewCappedWriter(64 << 10)
 		for c := 0; c < len(in); c += 32 << 10 {
 			w.Write(in[c:min(c+32<<10, len(in))])
 		}
@@ -426,6 +426,6 @@ func BenchmarkRedactPlainText(b *testing.B) {
 	in := bytes.Repeat([]byte("drwxr-xr-x  5 user staff   160 Mar  3 12:01 src\n"), (1<<20)/48)
 	b.SetBytes(int64(len(in)))
 	for b.Loop() {
-		Default.Redact(in)
+		Default().Redact(in)
 	}
 }

@@ -241,7 +241,7 @@ func probeStructure(rel string, data []byte, lines lineIndex) []Finding {
 // looksSecret reports a string that itself matches a secret shape, so it
 // is never echoed as a key name.
 func looksSecret(s string) bool {
-	return len(secrets.Find([]byte(s))) > 0
+	return len(secrets().Find([]byte(s))) > 0
 }
 
 // linePairs reads unindented "key<sep>value" lines. For YAML, "key: value"
@@ -386,7 +386,7 @@ type secretFinding struct {
 // otherwise a reason only.
 func secretFindings(data []byte) []secretFinding {
 	var out []secretFinding
-	for _, m := range secrets.Find(data) {
+	for _, m := range secrets().Find(data) {
 		if len(out) >= 64 {
 			break
 		}
@@ -433,7 +433,7 @@ func schemeBefore(data []byte, off int) string {
 
 // hasURLCredentials reports whether s holds a URL with a password.
 func hasURLCredentials(s string) bool {
-	for _, m := range secrets.Find([]byte(s)) {
+	for _, m := range secrets().Find([]byte(s)) {
 		if m.Name == "url-credentials" {
 			return true
 		}

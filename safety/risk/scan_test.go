@@ -268,7 +268,7 @@ func TestScannerUsesTheRedactorsPatternTable(t *testing.T) {
 		"c: sk_test_" + strings.Repeat("9", 24) + "\n" +
 		"Authorization: Bearer abcDEF123456ghiJKL\n"
 	want := map[string]bool{}
-	for _, m := range redact.Default.Find([]byte(content)) {
+	for _, m := range redact.Default().Find([]byte(content)) {
 		want[fmt.Sprintf("line %d: %s", m.Line, m.Label)] = true
 	}
 	if len(want) < 4 {

@@ -39,13 +39,49 @@ func runOK(s Spec) error {
 	return err
 }
 
-// BenchmarkRunTrue is Run of /bin/true under required Landlock with the
-// network denied (ruleset build, locked thread, seccomp filter, group kill,
-// reap, pipe drain): compare with BenchmarkExecTrue from the same run.
+// BenchmarkRunTrue is Run of /bin/true, cold: a helper started for it in
+// new namespaces (view, ruleset, confined forker, limits, watchdog, reap):
+// compare with BenchmarkExecTrue from the same run.
 func BenchmarkRunTrue(b *testing.B) {
 	bx := newBox(b)
 	s := bx.spec(b, "true")
 	s.Stdout, s.Stderr = io.Discard, io.Discard
+	timed(b, func() error { return runOK(s) })
+}
+
+// BenchmarkRunTruePrepared is Run of /bin/true with its helper prepared
+// beforehand (sandbox.Prepare, then 25 ms not timed), as terminald does
+// between an agent's commands: the difference from BenchmarkRunTrue is the
+// helper's start-up (namespaces, view, ruleset, confined forker).
+func BenchmarkRunTruePrepared(b *testing.B) {
+	bx := newBox(b)
+	s := bx.spec(b, "true")
+	s.Stdout, s.Stderr = io.Discard, io.Discard
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		Prepare(s)
+		time.Sleep(25 * time.Millisecond)
+		b.StartTimer()
+		t0 := time.Now()
+		if err := runOK(s); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+}
+
+// BenchmarkRunTrueLandlockIsolation is Run of /bin/true with landlock
+// isolation (no namespaces), cold.
+func BenchmarkRunTrueLandlockIsolation(b *testing.B) {
+	bx := newBox(b)
+	s := bx.spec(b, "true")
+	s.Stdout, s.Stderr, s.Isolation = io.Discard, io.Discard, IsolationLandlock
 	timed(b, func() error { return runOK(s) })
 }
 
