@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -211,14 +210,17 @@ func spawn(cfg helperConfig) (*warm, error) {
 	}
 	ctl := os.NewFile(uintptr(pair[0]), "sandbox-control")
 	theirs := os.NewFile(uintptr(pair[1]), "sandbox-control-helper")
-	cmd := &exec.Cmd{
-		Path:        "/proc/self/exe",
-		Args:        []string{helperArg0},
-		Env:         []string{},
-		ExtraFiles:  []*os.File{theirs, outW, errW, jail},
-		SysProcAttr: helperAttr(cfg.Isolation, cfg.Net),
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		closeAll()
+		ctl.Close()
+		theirs.Close()
+		return nil, result.Wrap(result.InternalError, errSetup+": /dev/null could not be opened", err)
 	}
+	cmd := &proc{path: "/proc/self/exe", argv: []string{helperArg0}, env: []string{},
+		files: []*os.File{devnull, devnull, devnull, theirs, outW, errW, jail}, sys: helperAttr(cfg.Isolation, cfg.Net)}
 	c, err := launch(cmd)
+	devnull.Close()
 	theirs.Close()
 	outW.Close()
 	errW.Close()
@@ -584,9 +586,15 @@ func Preflight(mode Mode, iso Isolation, net NetMode) (string, error) {
 	ctl := os.NewFile(uintptr(pair[0]), "sandbox-control")
 	defer ctl.Close()
 	theirs := os.NewFile(uintptr(pair[1]), "sandbox-control-helper")
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{helperArg0}, Env: []string{},
-		ExtraFiles: []*os.File{theirs}, SysProcAttr: helperAttr(p.iso, p.net)}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		theirs.Close()
+		return "", result.Wrap(result.InternalError, errSetup+": /dev/null could not be opened", err)
+	}
+	cmd := &proc{path: "/proc/self/exe", argv: []string{helperArg0}, env: []string{},
+		files: []*os.File{devnull, devnull, devnull, theirs}, sys: helperAttr(p.iso, p.net)}
 	c, err := launch(cmd)
+	devnull.Close()
 	theirs.Close()
 	if err != nil {
 		return "", nsStartError(p.iso, err)

@@ -4,14 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -54,8 +51,10 @@ func helperMain() int {
 	for fd := ctlFD; fd <= jailFD; fd++ {
 		unix.CloseOnExec(fd)
 	}
-	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE,
-		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	// No signal handling of its own (os/signal is initialised late, see
+	// proc): the command cannot signal the helper, as Landlock scopes
+	// signals to the command's domain (ABI 6 and later); on older kernels a
+	// command that signals it ends its own run, nothing more.
 	buf := make([]byte, maxMsg)
 	n, err := unix.Read(ctlFD, buf)
 	if err != nil || n <= 0 {
@@ -532,24 +531,35 @@ func loopbackUp() error {
 // each connection to the proxy's socket, which only this helper can reach
 // (it is not in the view; the helper keeps an O_PATH descriptor of it).
 func (h *helper) startRelay() error {
-	ln, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", ProxyPort))
+	ln, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return failf(result.InternalError, errSetup+": the proxy relay could not listen on the command's loopback")
 	}
-	target := fmt.Sprintf("/proc/self/fd/%d", h.proxyFD)
+	_ = unix.SetsockoptInt(ln, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+	if unix.Bind(ln, &unix.SockaddrInet4{Port: ProxyPort, Addr: [4]byte{127, 0, 0, 1}}) != nil || unix.Listen(ln, 64) != nil {
+		unix.Close(ln)
+		return failf(result.InternalError, errSetup+": the proxy relay could not listen on the command's loopback")
+	}
+	target := &unix.SockaddrUnix{Name: fmt.Sprintf("/proc/self/fd/%d", h.proxyFD)}
 	go func() {
 		for {
-			c, err := ln.Accept()
+			c, _, err := unix.Accept4(ln, unix.SOCK_CLOEXEC)
+			if err == unix.EINTR || err == unix.ECONNABORTED {
+				continue
+			}
 			if err != nil {
 				return
 			}
-			go func(c net.Conn) {
-				defer c.Close()
-				u, err := net.Dial("unix", target)
+			go func(c int) {
+				defer unix.Close(c)
+				u, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 				if err != nil {
 					return
 				}
-				defer u.Close()
+				defer unix.Close(u)
+				if unix.Connect(u, target) != nil {
+					return
+				}
 				splice(c, u)
 			}(c)
 		}

@@ -42,7 +42,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
+	"syscall"
 	"path/filepath"
 	"strings"
 	"time"
@@ -607,16 +607,8 @@ func runPlain(ctx context.Context, s *Spec, env []string, out Outcome) (Outcome,
 	defer outR.Close()
 	defer errR.Close()
 
-	cmd := &exec.Cmd{
-		Path:        s.Path,
-		Args:        s.Argv,
-		Env:         env,
-		Dir:         s.Dir,
-		Stdin:       stdin,
-		Stdout:      outW,
-		Stderr:      errW,
-		SysProcAttr: sysProcAttr(),
-	}
+	cmd := &proc{path: s.Path, argv: s.Argv, env: env, dir: s.Dir,
+		files: []*os.File{stdin, outW, errW}, sys: sysProcAttr()}
 	start := time.Now()
 	c, err := launch(cmd)
 	outW.Close()
@@ -744,4 +736,42 @@ func startError(err error) error {
 				"read-only system paths may be executed, never files in the jail, HOME or TMPDIR)", err)
 	}
 	return result.Wrap(result.OperationFailed, "the command could not be started", err)
+}
+
+// proc is a process to start, as os/exec would describe it. The package
+// starts processes with os.StartProcess, not os/exec: the helper is this
+// binary re-executed, and every package this one imports is initialised
+// before the helper can run; os/exec (like net and os/signal) is one the
+// runtime initialises late.
+type proc struct {
+	path  string
+	argv  []string
+	env   []string // never nil: nil would pass the server's environment on
+	dir   string
+	files []*os.File
+	sys   *syscall.SysProcAttr
+
+	p     *os.Process
+	state *os.ProcessState
+}
+
+// start starts the process.
+func (c *proc) start() error {
+	env := c.env
+	if env == nil {
+		env = []string{}
+	}
+	p, err := os.StartProcess(c.path, c.argv, &os.ProcAttr{Dir: c.dir, Env: env, Files: c.files, Sys: c.sys})
+	if err != nil {
+		return err
+	}
+	c.p = p
+	return nil
+}
+
+// wait reaps the process.
+func (c *proc) wait() (*os.ProcessState, error) {
+	st, err := c.p.Wait()
+	c.state = st
+	return st, err
 }

@@ -5,7 +5,6 @@ package sandbox
 import (
 	"context"
 	"os"
-	"os/exec"
 	"syscall"
 )
 
@@ -36,19 +35,19 @@ func sysProcAttr() *syscall.SysProcAttr { return nil }
 
 // child is a started process; off Linux it is reaped as soon as it exits.
 type child struct {
-	cmd    *exec.Cmd
+	cmd    *proc
 	exited chan struct{}
 	err    error
 }
 
 // launch starts cmd unconfined.
-func launch(cmd *exec.Cmd) (*child, error) {
-	if err := cmd.Start(); err != nil {
+func launch(cmd *proc) (*child, error) {
+	if err := cmd.start(); err != nil {
 		return nil, startError(err)
 	}
 	c := &child{cmd: cmd, exited: make(chan struct{})}
 	go func() {
-		c.err = cmd.Wait()
+		_, c.err = cmd.wait()
 		close(c.exited)
 	}()
 	return c, nil
@@ -59,14 +58,14 @@ func (c *child) killGroup() {
 	select {
 	case <-c.exited:
 	default:
-		_ = c.cmd.Process.Kill()
+		_ = c.cmd.p.Kill()
 	}
 }
 
 // reap returns the status collected when the child exited.
 func (c *child) reap() (*os.ProcessState, error) {
 	<-c.exited
-	return c.cmd.ProcessState, c.err
+	return c.cmd.state, c.err
 }
 
 // signalOf names the signal that ended the process, if any.

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"os"
-	"os/exec"
 	"runtime"
 	"syscall"
 
@@ -19,7 +18,7 @@ func sysProcAttr() *syscall.SysProcAttr {
 
 // child is a started process whose exit is observed without reaping it.
 type child struct {
-	cmd    *exec.Cmd
+	cmd    *proc
 	exited chan struct{} // closed once the direct child has exited (still unreaped)
 }
 
@@ -29,7 +28,7 @@ type child struct {
 // must outlive the child for "the child dies with the server" to mean
 // exactly that. A goroutine that exits while locked takes its thread with
 // it. The same function starts the helper of a confined run.
-func launch(cmd *exec.Cmd) (*child, error) {
+func launch(cmd *proc) (*child, error) {
 	c := &child{cmd: cmd, exited: make(chan struct{})}
 	started := make(chan error, 1)
 	go c.startOnOwnThread(started)
@@ -63,12 +62,12 @@ func (c *child) startOnOwnThread(started chan<- error) {
 // startWait starts the command and waits, on its locked thread, for it to
 // exit; it deliberately never unlocks the thread.
 func (c *child) startWait(started chan<- error) {
-	if err := c.cmd.Start(); err != nil {
+	if err := c.cmd.start(); err != nil {
 		started <- startError(err)
 		return
 	}
 	started <- nil
-	waitExited(c.cmd.Process.Pid)
+	waitExited(c.cmd.p.Pid)
 	close(c.exited)
 }
 
@@ -87,15 +86,14 @@ func waitExited(pid int) {
 // killGroup sends SIGKILL to the child's process group and to the child
 // itself. It is safe until reap: the unreaped child holds the group id.
 func (c *child) killGroup() {
-	pid := c.cmd.Process.Pid
+	pid := c.cmd.p.Pid
 	_ = unix.Kill(-pid, unix.SIGKILL)
-	_ = c.cmd.Process.Signal(os.Kill)
+	_ = c.cmd.p.Signal(os.Kill)
 }
 
 // reap collects the exited child's status.
 func (c *child) reap() (*os.ProcessState, error) {
-	err := c.cmd.Wait()
-	return c.cmd.ProcessState, err
+	return c.cmd.wait()
 }
 
 // signalOf names the signal that ended the process, if any.

@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"io"
-	"net"
 	"os"
 	"runtime"
 	"strconv"
@@ -557,18 +555,44 @@ func killChildren() {
 	})
 }
 
-// splice copies both ways until both directions are done.
-func splice(a, b net.Conn) {
+// splice copies both ways between two stream sockets until both
+// directions are done, half-closing each as its source ends.
+func splice(a, b int) {
 	done := make(chan struct{}, 2)
-	cp := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
-		if c, ok := dst.(interface{ CloseWrite() error }); ok {
-			_ = c.CloseWrite()
+	cp := func(dst, src int) {
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := unix.Read(src, buf)
+			if err == unix.EINTR {
+				continue
+			}
+			if n <= 0 || err != nil {
+				break
+			}
+			if !writeAll(dst, buf[:n]) {
+				break
+			}
 		}
+		_ = unix.Shutdown(dst, unix.SHUT_WR)
 		done <- struct{}{}
 	}
 	go cp(a, b)
 	go cp(b, a)
 	<-done
 	<-done
+}
+
+// writeAll writes p to fd, retrying short writes.
+func writeAll(fd int, p []byte) bool {
+	for len(p) > 0 {
+		n, err := unix.Write(fd, p)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			return false
+		}
+		p = p[n:]
+	}
+	return true
 }
