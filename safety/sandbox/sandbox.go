@@ -42,9 +42,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"syscall"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/bastion-mcp/bastion/safety/result"
