@@ -403,7 +403,17 @@ func TestNetworkIsDeniedToAllowedProgram(t *testing.T) {
 
 func TestRunCannotLeaveFilesInHomeForTheNextRun(t *testing.T) {
 	e := newEnv(t)
+	// A used pair returns to the pool shortly after the answer.
+	pooled := func() {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); len(e.srv.spare) == 0; time.Sleep(2 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the private directories never returned to the pool")
+			}
+		}
+	}
 	e.run(t, "pwd")
+	pooled()
 	runs, _ := os.ReadDir(filepath.Join(e.state, "terminald", "runs"))
 	if len(runs) != 1 {
 		t.Fatalf("want one pooled private directory, got %v", runs)
@@ -412,6 +422,7 @@ func TestRunCannotLeaveFilesInHomeForTheNextRun(t *testing.T) {
 	if r := e.run(t, "touch "+filepath.Join(home, ".planted")); r.exit() != 0 {
 		t.Fatalf("a run cannot write its own HOME: %s", r.text)
 	}
+	pooled()
 	if r := e.run(t, "ls -a "+home); r.exit() != 0 || strings.Contains(r.str("stdout"), ".planted") {
 		t.Fatalf("the next run sees what the last one left in HOME: %s", r.text)
 	}

@@ -19,6 +19,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -99,6 +101,10 @@ type Server struct {
 	runsDir     string
 	// spare is the pool of clean private HOME/TMPDIR pairs.
 	spare chan runDirs
+	// closed is set by Close: pairs used after it are removed, not pooled.
+	closed atomic.Bool
+	// after counts the recycling still to run after answers; Close waits.
+	after sync.WaitGroup
 }
 
 // runDirs is one run's private directory with its HOME and TMPDIR.
@@ -191,6 +197,8 @@ func (s *Server) spec(rd runDirs) sandbox.Spec {
 
 // Close removes the pooled private directories and ends prepared helpers.
 func (s *Server) Close() {
+	s.closed.Store(true)
+	s.after.Wait()
 	sandbox.DiscardPrepared()
 	for {
 		select {
@@ -402,11 +410,20 @@ func (s *Server) runCommand(ctx context.Context, _ mcp.CallToolRequest, a runArg
 		spec.Stdout, spec.Stderr = stdout, stderr
 		outc, err = sandbox.Run(ctx, spec)
 	}
-	s.recycle(rd)
-	// The next command's helper is prepared once this answer is on its
-	// way: starting it now would compete with the outcome record's fsync
-	// and the reply for the CPU.
-	time.AfterFunc(prepareDelay, s.prepare)
+	// The private directories are emptied, and the next command's helper
+	// prepared, once this answer is on its way: doing it now would compete
+	// with the outcome record's fsync and the reply. A command that comes
+	// sooner takes fresh directories.
+	s.after.Add(1)
+	time.AfterFunc(prepareDelay, func() {
+		defer s.after.Done()
+		if s.closed.Load() {
+			_ = os.RemoveAll(rd.dir)
+			return
+		}
+		s.recycle(rd)
+		s.prepare()
+	})
 	stdout.Close()
 	stderr.Close()
 	ran := outc.Duration > 0 // zero only when the child never started
