@@ -5,6 +5,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/bastion-mcp/bastion/safety/sandbox"
 )
 
 // Values of [terminal] profile.
@@ -55,7 +57,8 @@ var (
 )
 
 // Defaults and bounds of [terminal.limits]. A key left at 0 takes its
-// default; any other value outside [Min, Max] is a startup error.
+// default; any other value outside [Min, Max] is a startup error. The
+// per-command limits' defaults are the sandbox's own (one source).
 const (
 	DefaultTimeoutSeconds = 30
 	TimeoutSecondsMin     = 1
@@ -65,24 +68,24 @@ const (
 	MaxOutputBytesMin     = 1
 	MaxOutputBytesMax     = 16 << 20
 
-	DefaultMemoryMB = 2048
+	DefaultMemoryMB = sandbox.DefaultMemoryMB
 	MemoryMBMin     = 16
 	MemoryMBMax     = 65536
 
 	// MaxProcesses counts tasks: processes and threads.
-	DefaultMaxProcesses = 1024
+	DefaultMaxProcesses = sandbox.DefaultMaxProcesses
 	MaxProcessesMin     = 8
 	MaxProcessesMax     = 65536
 
-	DefaultCPUSeconds = 600
+	DefaultCPUSeconds = sandbox.DefaultCPUSeconds
 	CPUSecondsMin     = 1
 	CPUSecondsMax     = 86400
 
-	DefaultMaxFileMB = 1024
+	DefaultMaxFileMB = sandbox.DefaultMaxFileMB
 	MaxFileMBMin     = 1
 	MaxFileMBMax     = 1048576
 
-	DefaultMaxOpenFiles = 1024
+	DefaultMaxOpenFiles = sandbox.DefaultMaxOpenFiles
 	MaxOpenFilesMin     = 16
 	MaxOpenFilesMax     = 1048576
 )

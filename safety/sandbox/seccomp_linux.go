@@ -157,28 +157,12 @@ func compileFilter(rules []sysRule) []unix.SockFilter {
 	for _, r := range rules {
 		if len(r.allow) > 0 {
 			// nr == r.nr ? (arg in allow ? allow : ret) : next
-			n := len(r.allow)
-			prog = append(prog,
-				bpfStmt(ld, seccompNR),
-				bpfJump(jeq, uint32(r.nr), 0, uint8(n+3)),
-				bpfStmt(ld, argOffset(r.arg)))
-			for i, v := range r.allow {
-				prog = append(prog, bpfJump(jeq, v, uint8(n-i), 0))
-			}
-			prog = append(prog, bpfStmt(ret, r.ret), bpfStmt(ret, retAllow))
+			prog = append(prog, valueBlock(r, r.allow, retAllow, r.ret)...)
 			continue
 		}
 		if len(r.deny) > 0 {
 			// nr == r.nr ? (arg in deny ? ret : allow) : next
-			n := len(r.deny)
-			prog = append(prog,
-				bpfStmt(ld, seccompNR),
-				bpfJump(jeq, uint32(r.nr), 0, uint8(n+3)),
-				bpfStmt(ld, argOffset(r.arg)))
-			for i, v := range r.deny {
-				prog = append(prog, bpfJump(jeq, v, uint8(n-i), 0))
-			}
-			prog = append(prog, bpfStmt(ret, retAllow), bpfStmt(ret, r.ret))
+			prog = append(prog, valueBlock(r, r.deny, r.ret, retAllow)...)
 			continue
 		}
 		if r.mask == 0 {
@@ -198,6 +182,27 @@ func compileFilter(rules []sysRule) []unix.SockFilter {
 			bpfStmt(ret, r.ret))
 	}
 	return append(prog, bpfStmt(ret, retAllow))
+}
+
+// valueBlock is the filter block for rule r that returns onMatch when its
+// argument equals one of values and onMiss otherwise; any other system
+// call falls through to the next block.
+func valueBlock(r sysRule, values []uint32, onMatch, onMiss uint32) []unix.SockFilter {
+	const (
+		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret = unix.BPF_RET | unix.BPF_K
+	)
+	n := len(values)
+	b := []unix.SockFilter{
+		bpfStmt(ld, seccompNR),
+		bpfJump(jeq, uint32(r.nr), 0, uint8(n+3)), // not this call: past the block
+		bpfStmt(ld, argOffset(r.arg)),
+	}
+	for i, v := range values {
+		b = append(b, bpfJump(jeq, v, uint8(n-i), 0)) // a match: to onMatch
+	}
+	return append(b, bpfStmt(ret, onMiss), bpfStmt(ret, onMatch))
 }
 
 // installFilter applies the rules to the calling thread only (no TSYNC).

@@ -26,37 +26,41 @@ type child struct {
 // the main thread and stays alive until the child has exited: Pdeathsig
 // fires when the creating thread, not the process, dies, so the thread
 // must outlive the child for "the child dies with the server" to mean
-// exactly that. A goroutine that exits while locked takes its thread with
-// it. The same function starts the helper of a confined run.
+// exactly that. The same function starts the helper of a confined run.
 func launch(cmd *proc) (*child, error) {
 	c := &child{cmd: cmd, exited: make(chan struct{})}
 	started := make(chan error, 1)
-	go c.startOnOwnThread(started)
+	onLockedThread(func() { c.startWait(started) })
 	if err := <-started; err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// startOnOwnThread is the body of launch's goroutine. The main thread is
+// onLockedThread runs body in a new goroutine locked to an OS thread that
+// is not the main thread, and never unlocks it: a goroutine that exits
+// while locked takes its thread with it, so whatever body does to the
+// thread (confinement, a Pdeathsig tie) ends with it. The main thread is
 // never used: the runtime cannot end it, so a locked goroutine returning
-// there would leave it parked for ever. When it finds itself on the main
-// thread it keeps that thread occupied while a second goroutine locks
+// there would leave it parked for ever. A goroutine that finds itself on
+// the main thread keeps it occupied while a second goroutine locks
 // another one, then releases it.
-func (c *child) startOnOwnThread(started chan<- error) {
-	runtime.LockOSThread()
-	if unix.Gettid() == unix.Getpid() {
-		elsewhere := make(chan struct{})
-		go func() {
-			runtime.LockOSThread()
-			close(elsewhere)
-			c.startWait(started)
-		}()
-		<-elsewhere
-		runtime.UnlockOSThread()
-		return
-	}
-	c.startWait(started)
+func onLockedThread(body func()) {
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			handed := make(chan struct{})
+			go func() {
+				runtime.LockOSThread()
+				close(handed)
+				body()
+			}()
+			<-handed
+			runtime.UnlockOSThread()
+			return
+		}
+		body()
+	}()
 }
 
 // startWait starts the command and waits, on its locked thread, for it to

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"os"
-	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -60,23 +59,7 @@ func (h *helper) startForker(rs int) *forker {
 			<-f.done
 		}
 	}
-	go func() {
-		runtime.LockOSThread()
-		// Never unlocked: the thread dies with the goroutine.
-		if unix.Gettid() == unix.Getpid() {
-			// The main thread cannot end; hand over to another.
-			handed := make(chan struct{})
-			go func() {
-				runtime.LockOSThread()
-				close(handed)
-				body()
-			}()
-			<-handed
-			runtime.UnlockOSThread()
-			return
-		}
-		body()
-	}()
+	onLockedThread(body)
 	return f
 }
 
@@ -319,7 +302,7 @@ func (h *helper) supervise(cmdPid int) helperResult {
 		}
 		own := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		cpu += own
-		maxRSS = max(maxRSS, ru.Maxrss)
+		maxRSS = max(maxRSS, int64(ru.Maxrss))
 		if ws.Signaled() {
 			switch ws.Signal() {
 			case unix.SIGXCPU:

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && !amd64
 
 package sandbox
 
@@ -11,8 +11,9 @@ const (
 	sysRemovexattrat = 466
 )
 
-// legacyRules is empty: arm64 has only the *at system calls.
+// legacyRules is empty: arm64 (and the architectures without a filter)
+// have only the *at system calls.
 var legacyRules []sysRule
 
-// legacyMetaCalls is empty: arm64 has only the *at system calls.
+// legacyMetaCalls is empty for the same reason.
 var legacyMetaCalls []uintptr
