@@ -19,6 +19,7 @@ import (
 
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/config"
+	"github.com/bastion-mcp/bastion/safety/ids"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/proxy"
 	"github.com/bastion-mcp/bastion/safety/redact"
@@ -186,8 +187,9 @@ func startProxy(stateDir string, hosts []string, alog *audit.Log, logger *slog.L
 	if err != nil {
 		return nil, "", err
 	}
-	sock := filepath.Join(stateDir, "proxy.sock")
-	_ = os.Remove(sock)
+	// One socket per server process: several terminald may share a state
+	// directory (one per MCP client), and none may take another's socket.
+	sock := filepath.Join(stateDir, ids.New("proxy")+".sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		return nil, "", result.Wrap(result.InternalError, "the proxy's socket could not be created in the state directory", err)
