@@ -1078,3 +1078,39 @@ func TestCommandHoldsNoCapabilities(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsDirOfADeadServerIsRemoved: the runs directory of a server that
+// is gone (its lock free) is removed with what its commands left; that of a
+// live server (its lock held) is kept; release removes one's own.
+func TestRunsDirOfADeadServerIsRemoved(t *testing.T) {
+	base := t.TempDir()
+	dead := filepath.Join(base, "i-dead")
+	if err := os.MkdirAll(filepath.Join(dead, "r-1", "home"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dead, "r-1", "home", "left"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dead, runsLock), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	live, releaseLive, err := ClaimRunsDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exists(dead) {
+		t.Fatalf("the runs directory of a dead server was kept")
+	}
+	mine, release, err := ClaimRunsDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !exists(live) {
+		t.Fatalf("a live server's runs directory was removed by another's claim")
+	}
+	release()
+	if exists(mine) {
+		t.Fatalf("release left the claimed directory")
+	}
+	releaseLive()
+}

@@ -386,8 +386,7 @@ func TestExplainNeverRuns(t *testing.T) {
 	if n := len(e.auditRecords(t)); n != before {
 		t.Fatalf("explain_command wrote %d audit records", n-before)
 	}
-	runs, _ := os.ReadDir(filepath.Join(e.state, "terminald", "runs"))
-	if len(runs) != 0 {
+	if runs := runPairs(t, e); len(runs) != 0 {
 		t.Fatalf("explain_command prepared a run: %v", runs)
 	}
 }
@@ -414,11 +413,11 @@ func TestRunCannotLeaveFilesInHomeForTheNextRun(t *testing.T) {
 	}
 	e.run(t, "pwd")
 	pooled()
-	runs, _ := os.ReadDir(filepath.Join(e.state, "terminald", "runs"))
+	runs := runPairs(t, e)
 	if len(runs) != 1 {
 		t.Fatalf("want one pooled private directory, got %v", runs)
 	}
-	home := filepath.Join(e.state, "terminald", "runs", runs[0].Name(), "home")
+	home := filepath.Join(e.srv.runsDir, runs[0], "home")
 	if r := e.run(t, "touch "+filepath.Join(home, ".planted")); r.exit() != 0 {
 		t.Fatalf("a run cannot write its own HOME: %s", r.text)
 	}
@@ -427,8 +426,21 @@ func TestRunCannotLeaveFilesInHomeForTheNextRun(t *testing.T) {
 		t.Fatalf("the next run sees what the last one left in HOME: %s", r.text)
 	}
 	e.srv.Close()
-	runs, _ = os.ReadDir(filepath.Join(e.state, "terminald", "runs"))
-	if len(runs) != 0 {
-		t.Fatalf("Close left private directories behind: %v", runs)
+	if left, _ := os.ReadDir(filepath.Join(e.state, "terminald", "runs")); len(left) != 0 {
+		t.Fatalf("Close left private directories behind: %v", left)
 	}
+}
+
+// runPairs lists the private HOME/TMPDIR pairs in the server's own runs
+// directory (its lock file aside).
+func runPairs(t *testing.T, e *env) []string {
+	t.Helper()
+	ents, _ := os.ReadDir(e.srv.runsDir)
+	var names []string
+	for _, d := range ents {
+		if d.IsDir() {
+			names = append(names, d.Name())
+		}
+	}
+	return names
 }

@@ -99,6 +99,7 @@ type Server struct {
 	pathEnv     string
 	confinement string
 	runsDir     string
+	releaseRuns func()
 	// spare is the pool of clean private HOME/TMPDIR pairs.
 	spare chan runDirs
 	// closed is set by Close: pairs used after it are removed, not pooled.
@@ -205,6 +206,10 @@ func (s *Server) Close() {
 		case rd := <-s.spare:
 			_ = os.RemoveAll(rd.dir)
 		default:
+			if s.releaseRuns != nil {
+				s.releaseRuns()
+				s.releaseRuns = nil
+			}
 			return
 		}
 	}
@@ -255,9 +260,11 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{o: o, pathEnv: strings.Join(o.Path, string(os.PathListSeparator)), confinement: conf,
-		runsDir: filepath.Join(o.StateDir, "runs"), spare: make(chan runDirs, 16)}
-	if err := os.MkdirAll(s.runsDir, 0o700); err != nil {
-		return nil, result.Wrap(result.InternalError, "the state directory's runs/ cannot be created", err)
+		spare: make(chan runDirs, 16)}
+	// This process's own runs directory; those of servers that died
+	// without cleaning up (SIGKILL) are removed here.
+	if s.runsDir, s.releaseRuns, err = sandbox.ClaimRunsDir(filepath.Join(o.StateDir, "runs")); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
