@@ -84,6 +84,10 @@ const cancelMsg = "cancel"
 // maxMsg bounds one control message (argv is at most a few KiB).
 const maxMsg = 1 << 20
 
+// setupBound is how long a helper may take to build the command's view
+// (a few milliseconds normally; much more only on a machine in trouble).
+const setupBound = 30 * time.Second
+
 // helperBackstop is how long past the timeout the server waits for the
 // helper's answer before killing the helper itself.
 const helperBackstop = 5 * time.Second
@@ -394,11 +398,25 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 	defer w.errR.Close()
 	defer w.jail.Close()
 	c := w.c
-	if r := <-w.ready; r.SetupCode != "" {
+	// The helper's setup is bounded too: by the request and by
+	// setupBound, past which a helper that has not built its view is taken
+	// to be stuck.
+	var setup helperResult
+	select {
+	case setup = <-w.ready:
+	case <-ctx.Done():
+		setup = helperResult{SetupCode: result.OperationFailed, SetupReason: "the command was cancelled before it started"}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			setup.SetupCode = result.Timeout
+		}
+	case <-time.After(setupBound):
+		setup = helperResult{SetupCode: result.InternalError, SetupReason: errSetup + ": the sandbox helper did not finish setting up"}
+	}
+	if setup.SetupCode != "" {
 		c.killGroup()
 		<-c.exited
 		_, _ = c.reap()
-		return out, result.New(r.SetupCode, r.SetupReason)
+		return out, result.New(setup.SetupCode, setup.SetupReason)
 	}
 	if _, err := unix.Write(w.fd, msg); err != nil {
 		c.killGroup()
