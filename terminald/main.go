@@ -145,6 +145,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return config.Exit(stderr, config.Fatalf("%s", reasonOf(err)))
 	}
 	defer srv.Close() // before alog.Close (deferred earlier, so it runs later)
+	srv.Prewarm()
 	_ = alog.Event("start", map[string]any{"version": version, "jail_root": root.Path(), "confinement": srv.Confinement()})
 	logger.Info("terminald ready", "version", version, "jail_root", root.Path(), "confinement", srv.Confinement(),
 		"profile", t.EffectiveProfile(), "network", string(netMode), "audit", logPath, "state", stateDir,

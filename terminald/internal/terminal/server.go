@@ -168,6 +168,21 @@ func (s *Server) recycle(rd runDirs) {
 	}
 }
 
+// Prewarm makes a private directory pair and prepares a helper for it, so
+// that the first command after start-up finds its sandbox ready too.
+func (s *Server) Prewarm() {
+	rd, err := s.makeRunDirs()
+	if err != nil {
+		return
+	}
+	select {
+	case s.spare <- rd:
+		s.prepare()
+	default:
+		_ = os.RemoveAll(rd.dir)
+	}
+}
+
 // prepareDelay is how long after a command the next one's helper is
 // prepared.
 const prepareDelay = 5 * time.Millisecond
