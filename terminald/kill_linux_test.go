@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -35,9 +32,9 @@ func TestBinaryKilledDuringRunLeavesNothing(t *testing.T) {
 		_, _ = c.CallTool(context.Background(), req) // never answers: the server is killed
 	}()
 	deadline := time.Now().Add(10 * time.Second)
-	for len(carrying(tok)) < 3 {
+	for len(mcpkittest.Carrying(tok)) < 3 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the command's processes never started (%d seen)", len(carrying(tok)))
+			t.Fatalf("the command's processes never started (%d seen)", len(mcpkittest.Carrying(tok)))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -45,9 +42,9 @@ func TestBinaryKilledDuringRunLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = cmd.Process.Wait()
-	for deadline := time.Now().Add(3 * time.Second); len(carrying(tok)) > 0; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Second); len(mcpkittest.Carrying(tok)) > 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			left := carrying(tok)
+			left := mcpkittest.Carrying(tok)
 			for _, p := range left {
 				_ = syscall.Kill(p, syscall.SIGKILL)
 			}
@@ -66,28 +63,4 @@ func TestBinaryKilledDuringRunLeavesNothing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(runs, dead[0].Name())); !os.IsNotExist(err) {
 		t.Fatalf("the dead server's runs directory %s is still there after the next start", dead[0].Name())
 	}
-}
-
-// carrying returns the live host processes whose command line holds tok.
-func carrying(tok string) []int {
-	var pids []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cl, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !bytes.Contains(cl, []byte(tok)) {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err == nil {
-			if f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:])); len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
-				continue
-			}
-		}
-		pids = append(pids, pid)
-	}
-	return pids
 }

@@ -4,13 +4,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 	"github.com/bastion-mcp/bastion/safety/sandbox"
 )
 
@@ -278,32 +278,6 @@ func spawnerEnv(t *testing.T, timeout time.Duration) *env {
 	})
 }
 
-// carrying returns the live host processes whose command line holds tok.
-func carrying(tok string) []int {
-	var pids []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if cl, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.Contains(string(cl), tok) && !gone(pid) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-func gone(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	// A zombie waiting for its new parent to reap it is dead.
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
-}
-
 func TestTimeoutKillsGrandchildren(t *testing.T) {
 	e := spawnerEnv(t, time.Second)
 	start := time.Now()
@@ -324,7 +298,7 @@ func TestTimeoutKillsGrandchildren(t *testing.T) {
 	tok := string(b)
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		pids := carrying(tok)
+		pids := mcpkittest.Carrying(tok)
 		if len(pids) == 0 {
 			break
 		}
