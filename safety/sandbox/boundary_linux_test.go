@@ -959,6 +959,14 @@ func TestAttackForgeOutcomeThroughInheritedDescriptor(t *testing.T) {
 // TestAttacksUnprivileged runs every TestAttack again with the server as
 // uid 65534 (nobody): the test binary, copied where that user can run
 // it, re-executed under setpriv.
+// unprivilegedTests are the boundary tests the unprivileged pass runs:
+// every attack, and the sandbox tests that prove a part of the boundary
+// (what the command sees, what outlives it, what it holds).
+const unprivilegedTests = "^(TestAttack|TestCommandHoldsNoCapabilities|TestNoGrandchild|TestGrandchildHoldingPipe|" +
+	"TestProxyMode|TestRunsDir|TestChildDiesWithServer|TestAllowedProgram|TestCannot|TestHomeIsPrivate|" +
+	"TestEnvironmentIsScrubbed|TestStdinIsDevNull|TestTimeout|TestConcurrentRun|TestNetworkDenialHolds|" +
+	"TestSCTP|TestNetworkAllowLetsConnect)"
+
 func TestAttacksUnprivileged(t *testing.T) {
 	if os.Getenv(boundaryUnprivEnv) != "" {
 		return // this is the unprivileged pass itself
@@ -1005,7 +1013,7 @@ func TestAttacksUnprivileged(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
-		bin, "-test.run=^TestAttack", "-test.count=1", "-test.v", "-test.timeout=170s")
+		bin, "-test.run="+unprivilegedTests, "-test.count=1", "-test.v", "-test.timeout=170s")
 	cmd.Env = env
 	cmd.Dir = tmp
 	var out bytes.Buffer
@@ -1030,7 +1038,8 @@ func TestAttacksUnprivileged(t *testing.T) {
 		}
 		t.Fatalf("the unprivileged pass (uid 65534) failed: %v\n%s", err, strings.Join(shown, "\n"))
 	}
-	if !strings.Contains(out.String(), "--- PASS: TestAttackWriteOutsideJail") {
+	if !strings.Contains(out.String(), "--- PASS: TestAttackWriteOutsideJail") ||
+		!strings.Contains(out.String(), "--- PASS: TestCommandHoldsNoCapabilities") {
 		t.Fatalf("the unprivileged pass ran no attack:\n%s", out.String())
 	}
 	t.Logf("unprivileged pass (uid 65534):\n%s", strings.Join(summary, "\n"))
