@@ -153,9 +153,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if strings.HasPrefix(srv.Confinement(), "none") {
 		logger.Warn("commands run WITHOUT kernel confinement", "landlock", string(mode))
 	}
-	for _, w := range terminal.OutsideReadPaths(cp.Allow, t.Env.Path, t.Sandbox.ReadPaths) {
-		logger.Warn("an allowlisted command resolves outside the read paths: it cannot run; add its directory to [terminal.sandbox] read_paths",
-			"command", w[0], "path", w[1])
+	for _, u := range t.Unrunnable() {
+		logger.Warn(u.Why)
 	}
 	return cli.Serve(srv.MCP(), radar.Watch, stderr)
 }

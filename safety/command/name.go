@@ -120,6 +120,10 @@ var errPathProgram = result.New(result.PolicyDenied,
 	"run commands by name; paths to programs are not allowed (./ls or /tmp/x/ls is not ls): "+
 		"the program is looked up only in the server's PATH")
 
+// DefaultPath is the scrubbed PATH commands are resolved on when the
+// operator sets none ([terminal.env] path).
+var DefaultPath = []string{"/usr/local/bin", "/usr/bin", "/bin"}
+
 // Resolve finds the executable for name in the given PATH directories and
 // nowhere else. Relative or empty directories are ignored, so the working
 // directory is never searched. A name containing a path separator is

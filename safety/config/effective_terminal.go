@@ -113,18 +113,8 @@ func (e *Effective) terminal(t Terminal, set func(k, format string, a ...any)) {
 	if iso == IsolationLandlock {
 		e.Warnf("isolation = \"landlock\": commands run without namespaces: they can probe host paths, cannot change file modes, times or owners anywhere, and a process they start can outlive a helper killed by force")
 	}
-	path := t.Env.Path
-	if len(path) == 0 {
-		path = []string{"/usr/local/bin", "/usr/bin", "/bin"}
-	}
-	for _, c := range t.Allowlist.Commands {
-		exe, err := command.Resolve(c, path)
-		switch {
-		case err != nil:
-			e.Warnf("allowlisted command %q is not found on [terminal.env] path %s: it cannot run", c, list(path))
-		case runtime.GOOS == "linux" && !sandbox.Covered(exe, s.ReadPaths):
-			e.Warnf("allowlisted command %q resolves to %s, outside the read paths: the sandbox cannot execute it; add its directory (or its toolchain's) to [terminal.sandbox] read_paths", c, exe)
-		}
+	for _, u := range t.Unrunnable() {
+		e.Warnf("%s", u.Why)
 	}
 	switch ll {
 	case LandlockOff:
@@ -156,6 +146,38 @@ func reasons(err error) []string {
 	for _, e := range errs {
 		_, r := result.Classify(e)
 		out = append(out, r)
+	}
+	return out
+}
+
+// UnrunnableCommand is an allowlisted command the sandbox cannot run.
+type UnrunnableCommand struct {
+	Name string // as allowlisted
+	Path string // what it resolves to on [terminal.env] path ("" if nothing)
+	Why  string // the warning, naming the key that fixes it
+}
+
+// Unrunnable lists the allowlisted commands that are not on [terminal.env]
+// path, or (on Linux) resolve to a program outside the read paths, which
+// the sandbox cannot execute. check and terminald's start-up both warn
+// about them.
+func (t Terminal) Unrunnable() []UnrunnableCommand {
+	path := t.Env.Path
+	if len(path) == 0 {
+		path = command.DefaultPath
+	}
+	var out []UnrunnableCommand
+	for _, c := range t.Allowlist.Commands {
+		exe, err := command.Resolve(c, path)
+		switch {
+		case err != nil:
+			out = append(out, UnrunnableCommand{c, "", fmt.Sprintf(
+				"allowlisted command %q is not found on [terminal.env] path %s: it cannot run", c, list(path))})
+		case runtime.GOOS == "linux" && !sandbox.Covered(exe, t.Sandbox.ReadPaths):
+			out = append(out, UnrunnableCommand{c, exe, fmt.Sprintf(
+				"allowlisted command %q resolves to %s, outside the read paths: the sandbox cannot execute it; "+
+					"add its directory (or its toolchain's) to [terminal.sandbox] read_paths", c, exe)})
+		}
 	}
 	return out
 }
