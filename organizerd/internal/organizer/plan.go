@@ -1,0 +1,119 @@
+package organizer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/bastion-mcp/bastion/safety/journal"
+	"github.com/bastion-mcp/bastion/safety/mcpkit"
+	"github.com/bastion-mcp/bastion/safety/organize"
+	"github.com/bastion-mcp/bastion/safety/result"
+)
+
+// planTool is plan_organize: the moves that would tidy the workspace, changing nothing.
+func (s *Server) planTool() server.ServerTool {
+	return server.ServerTool{Tool: mcpkit.NewTool("plan_organize",
+		"Propose moving each file at the top of the workspace into its category folder (Category/name). Changes nothing, not even folders. Returns plan_id, the moves (src, dest, category, size) and the skips, each with code, reason, rule and layer: POLICY_DENIED or PATH_ESCAPE skips are never moved by any tool; NEEDS_EXPLICIT_REQUEST skips are left alone unless the user names them (move_file). Paths are relative to the workspace. Pass plan_id to apply_plan.",
+		mcpkit.Annotations{Title: "Plan organizing the workspace", ReadOnly: true, Idempotent: true},
+		json.RawMessage(noArgsSchema)),
+		Handler: mcpkit.Handle("plan_organize", s.log, s.planOrganize)}
+}
+
+// applyTool is apply_plan: a plan carried out once, re-checked file by file.
+func (s *Server) applyTool() server.ServerTool {
+	return server.ServerTool{Tool: mcpkit.NewTool("apply_plan",
+		"Apply a plan from plan_organize, once. Every file is re-checked first (same file, size and modification time; destination still free; no symlink on the way); if anything changed since planning, nothing moves and the answer is STALE with a reason per file: plan again. Destination folders are created inside the workspace. Nothing is overwritten or deleted. The whole plan is one action for undo_last_action.",
+		mcpkit.Annotations{Title: "Apply an organize plan"},
+		json.RawMessage(`{"type":"object","properties":{`+
+			`"plan_id":{"type":"string","description":"The plan_id returned by plan_organize (single use)."}`+
+			`},"required":["plan_id"],"additionalProperties":false}`)),
+		Handler: mcpkit.Handle("apply_plan", s.log, s.applyPlan)}
+}
+
+// PlannedMove is one move of a plan as shown.
+type PlannedMove struct {
+	Src      string `json:"src"`
+	Dest     string `json:"dest"`
+	Category string `json:"category"`
+	Size     int64  `json:"size"`
+}
+
+// PlannedSkip is one skip of a plan as shown.
+type PlannedSkip struct {
+	Name   string         `json:"name"`
+	Code   result.Code    `json:"code"`
+	Reason string         `json:"reason"`
+	Rule   string         `json:"rule"`
+	Layer  organize.Layer `json:"layer"`
+}
+
+func (s *Server) planOrganize(_ context.Context, _ mcp.CallToolRequest, _ noArgs) result.OperationResult {
+	start := time.Now()
+	d, err := s.o.Root.OpenDir(".")
+	if err != nil {
+		return result.Fail("plan_organize", err, nil, start)
+	}
+	defer d.Close()
+	ents, err := d.ReadDir()
+	if err != nil {
+		return result.Fail("plan_organize", err, nil, start)
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name < ents[j].Name })
+	p := &plan{created: time.Now().UTC()}
+	moves := []PlannedMove{}
+	skips := []PlannedSkip{}
+	skipCount := 0
+	for _, e := range ents {
+		if e.Type.IsDir() && s.o.Rules.IsCategoryFolder(e.Name) {
+			continue // a destination, not something to organize
+		}
+		ev, ok := s.evaluate(d, ".", e)
+		if !ok {
+			skipCount++
+			if len(skips) < MaxListed {
+				skips = append(skips, PlannedSkip{Name: quoteIfBad(e.Name), Code: ev.skip.Code, Reason: ev.skip.Reason, Rule: ev.skip.Rule, Layer: ev.skip.Layer})
+			}
+			continue
+		}
+		p.moves = append(p.moves, journal.Move{Src: e.Name, Dst: ev.dest, State: ev.state})
+		if len(moves) < MaxListed {
+			moves = append(moves, PlannedMove{Src: e.Name, Dest: ev.dest, Category: ev.facts.Category, Size: ev.size})
+		}
+	}
+	detail := map[string]any{"created": p.created.Format(time.RFC3339), "moves": moves, "move_count": len(p.moves),
+		"skips": skips, "skip_count": skipCount, "truncated": len(moves) < len(p.moves) || len(skips) < skipCount}
+	if len(p.moves) == 0 {
+		detail["plan_id"] = ""
+		return result.Success("plan_organize", fmt.Sprintf("nothing to move; %d skipped", skipCount), detail, start)
+	}
+	id := s.plans.Issue(p)
+	detail["plan_id"] = id
+	return result.Success("plan_organize", fmt.Sprintf("%d moves planned, %d skipped; nothing changed yet: call apply_plan with plan_id", len(p.moves), skipCount), detail, start)
+}
+
+type applyArgs struct {
+	PlanID string `json:"plan_id"`
+}
+
+func (s *Server) applyPlan(ctx context.Context, req mcp.CallToolRequest, a applyArgs) result.OperationResult {
+	start := time.Now()
+	p, err := s.plans.Take(a.PlanID)
+	if err != nil {
+		return result.Fail("apply_plan", err, nil, start)
+	}
+	var intentID string
+	out, err := s.o.Journal.Do("apply_plan", a.PlanID, p.moves, s.intent("apply_plan", map[string]any{"plan_id": a.PlanID}, &intentID))
+	if err != nil && out.Action == nil && len(out.Failed) > 0 {
+		// Anything changed since planning: the whole plan is stale.
+		return s.finish("apply_plan", "", result.With("apply_plan", result.Stale,
+			fmt.Sprintf("%d of %d planned moves no longer hold, so nothing was moved; call plan_organize again", len(out.Failed), len(p.moves)),
+			map[string]any{"moved": 0, "stale": capFailures(out.Failed)}, start))
+	}
+	return s.report("apply_plan", intentID, out, err, start)
+}
