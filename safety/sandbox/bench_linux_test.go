@@ -14,11 +14,19 @@ import (
 
 // timed runs op b.N times and also reports the median, which a noisy
 // machine disturbs less than the mean.
-func timed(b *testing.B, op func() error) {
+func timed(b *testing.B, op func() error) { timedAfter(b, nil, op) }
+
+// timedAfter is timed with before run, not timed, ahead of each op.
+func timedAfter(b *testing.B, before func(), op func() error) {
 	b.Helper()
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		if before != nil {
+			b.StopTimer()
+			before()
+			b.StartTimer()
+		}
 		t0 := time.Now()
 		if err := op(); err != nil {
 			b.Fatal(err)
@@ -57,23 +65,10 @@ func BenchmarkRunTruePrepared(b *testing.B) {
 	bx := newBox(b)
 	s := bx.spec(b, "true")
 	s.Stdout, s.Stderr = io.Discard, io.Discard
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
+	timedAfter(b, func() {
 		Prepare(s)
 		time.Sleep(25 * time.Millisecond)
-		b.StartTimer()
-		t0 := time.Now()
-		if err := runOK(s); err != nil {
-			b.Fatal(err)
-		}
-		lat = append(lat, time.Since(t0))
-	}
-	b.StopTimer()
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+	}, func() error { return runOK(s) })
 }
 
 // BenchmarkRunTrueLandlockIsolation is Run of /bin/true with landlock
