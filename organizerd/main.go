@@ -57,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if jpath == "" {
 		dir, err := audit.DefaultDir()
 		if err != nil {
-			return config.Exit(stderr, config.Fatalf("no journal: set [organizer] journal or $%s (%s)", config.EnvJournal, reasonOf(err)))
+			return config.Exit(stderr, config.Fatalf("no journal: set [organizer] journal or $%s (%s)", config.EnvJournal, result.Reason(err)))
 		}
 		jpath = filepath.Join(dir, "organizerd.journal")
 	}
@@ -73,16 +73,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	alog, err := audit.Open(audit.Options{Path: logPath, FailMode: pol.AuditFailMode, Server: "organizerd", Roots: []string{root.Path()}, Logger: logger})
 	if err != nil {
-		return config.Exit(stderr, config.Fatalf("audit log %s: %s", logPath, reasonOf(err)))
+		return config.Exit(stderr, config.Fatalf("audit log %s: %s", logPath, result.Reason(err)))
 	}
 	defer alog.Close()
 	engine, err := risk.NewEngine(risk.Options{RuleFiles: pol.Radar.RuleFiles, ScanBytes: pol.Radar.ScanBytes, Logger: logger})
 	if err != nil {
-		return config.Exit(stderr, config.Fatalf("risk radar: %s", reasonOf(err)))
+		return config.Exit(stderr, config.Fatalf("risk radar: %s", result.Reason(err)))
 	}
 	j, recovered, err := journal.Open(jpath, root, journal.Options{Logger: logger})
 	if err != nil {
-		return config.Exit(stderr, config.Fatalf("journal %s: %s", jpath, reasonOf(err)))
+		return config.Exit(stderr, config.Fatalf("journal %s: %s", jpath, result.Reason(err)))
 	}
 	defer j.Close()
 	for _, r := range recovered {
@@ -94,9 +94,4 @@ func run(args []string, stdout, stderr io.Writer) int {
 	logger.Info("organizerd ready", "version", version, "workspace", root.Path(), "journal", jpath, "audit", logPath,
 		"boundary", jail.Guarantee, "moves", jail.MoveGuarantee)
 	return cli.Serve(srv.MCP(), engine.Watch, stderr)
-}
-
-func reasonOf(err error) string {
-	_, reason := result.Classify(err)
-	return reason
 }

@@ -72,12 +72,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	alog, err := audit.Open(audit.Options{Path: logPath, FailMode: pol.AuditFailMode, Server: "sweepd", Roots: paths, Logger: logger})
 	if err != nil {
-		return config.Exit(stderr, config.Fatalf("audit log %s: %s", logPath, reasonOf(err)))
+		return config.Exit(stderr, config.Fatalf("audit log %s: %s", logPath, result.Reason(err)))
 	}
 	defer alog.Close()
 	radar, err := risk.NewEngine(risk.Options{RuleFiles: pol.Radar.RuleFiles, ScanBytes: pol.Radar.ScanBytes, Logger: logger})
 	if err != nil {
-		return config.Exit(stderr, config.Fatalf("[radar]: %s", reasonOf(err)))
+		return config.Exit(stderr, config.Fatalf("[radar]: %s", result.Reason(err)))
 	}
 	srv, err := sweep.New(sweep.Options{Radar: radar, Roots: opened, Disable: pol.Sweep.Disable, TicketTTL: pol.Sweep.TTL(),
 		MaxFinds: pol.Sweep.MaxFinds, Audit: alog, Logger: logger, Version: version})
@@ -101,14 +101,9 @@ func checkRoots(pol *config.Policy, e *config.Effective) {
 		}
 		jr, err := jail.OpenRoot(s.Value)
 		if err != nil {
-			e.Errorf("root %s: %s", s.Value, reasonOf(err))
+			e.Errorf("root %s: %s", s.Value, result.Reason(err))
 			continue
 		}
 		_ = jr.Close()
 	}
-}
-
-func reasonOf(err error) string {
-	_, reason := result.Classify(err)
-	return reason
 }

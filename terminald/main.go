@@ -58,12 +58,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	iso := sandbox.Isolation(t.Sandbox.EffectiveIsolation())
 	netMode := sandbox.NetMode(t.Sandbox.EffectiveNetwork())
 	if _, err := sandbox.Preflight(mode, iso, netMode); err != nil {
-		return config.Exit(stderr, config.Fatalf("[terminal.sandbox] landlock = %q, isolation = %q: %s", mode, iso, reasonOf(err)))
+		return config.Exit(stderr, config.Fatalf("[terminal.sandbox] landlock = %q, isolation = %q: %s", mode, iso, result.Reason(err)))
 	}
 
 	cp := t.CommandPolicy()
 	if err := cp.Validate(); err != nil {
-		return config.Exit(stderr, config.Fatalf("%s", reasonsOf(err)))
+		return config.Exit(stderr, config.Fatalf("%s", result.Reason(err)))
 	}
 	if len(cp.Allow) == 0 {
 		return config.Exit(stderr, config.Fatalf("[terminal.allowlist] commands is empty: nothing could run; list the programs terminald may run"))
@@ -71,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	rs, err := redact.CompileWith(pol.Redaction.Patterns, redact.Options{Entropy: pol.Redaction.Entropy})
 	if err != nil {
-		return config.Exit(stderr, config.Fatalf("%s", reasonOf(err)))
+		return config.Exit(stderr, config.Fatalf("%s", result.Reason(err)))
 	}
 	var pass []string
 	for _, name := range t.Env.Pass {
@@ -91,7 +91,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if stateDir == "" {
 		base, err := audit.DefaultDir()
 		if err != nil {
-			return config.Exit(stderr, config.Fatalf("no [terminal.state] dir and %s", reasonOf(err)))
+			return config.Exit(stderr, config.Fatalf("no [terminal.state] dir and %s", result.Reason(err)))
 		}
 		stateDir = filepath.Join(base, "terminald")
 	}
@@ -99,7 +99,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return config.Exit(stderr, err)
 	}
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		return config.Exit(stderr, config.Fatalf("[terminal.state] dir %s cannot be created: %s", stateDir, reasonOf(err)))
+		return config.Exit(stderr, config.Fatalf("[terminal.state] dir %s cannot be created: %s", stateDir, result.Reason(err)))
 	}
 
 	logPath, err := pol.AuditPath("terminald", audit.DefaultDir)
@@ -109,24 +109,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	alog, err := audit.Open(audit.Options{Path: logPath, FailMode: pol.AuditFailMode, Server: "terminald",
 		Roots: []string{root.Path()}, Logger: logger})
 	if err != nil {
-		return config.Exit(stderr, config.Fatalf("audit log %s: %s", logPath, reasonOf(err)))
+		return config.Exit(stderr, config.Fatalf("audit log %s: %s", logPath, result.Reason(err)))
 	}
 	defer alog.Close()
 
 	radar, err := risk.NewEngine(risk.Options{RuleFiles: pol.Radar.RuleFiles, ScanBytes: pol.Radar.ScanBytes, Logger: logger})
 	if err != nil {
-		return config.Exit(stderr, config.Fatalf("[radar] %s", reasonOf(err)))
+		return config.Exit(stderr, config.Fatalf("[radar] %s", result.Reason(err)))
 	}
 
 	caches, err := sandbox.Caches(stateDir, t.Sandbox.Caches)
 	if err != nil {
-		return config.Exit(stderr, config.Fatalf("[terminal.sandbox] caches: %s", reasonOf(err)))
+		return config.Exit(stderr, config.Fatalf("[terminal.sandbox] caches: %s", result.Reason(err)))
 	}
 	var proxySocket string
 	if netMode == sandbox.NetProxy {
 		stop, sock, err := startProxy(stateDir, t.Sandbox.AllowedHosts, alog, logger)
 		if err != nil {
-			return config.Exit(stderr, config.Fatalf("[terminal.sandbox] network = \"proxy\": %s", reasonOf(err)))
+			return config.Exit(stderr, config.Fatalf("[terminal.sandbox] network = \"proxy\": %s", result.Reason(err)))
 		}
 		defer stop()
 		proxySocket = sock
@@ -142,7 +142,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Audit: alog, Radar: radar, Logger: logger, Version: version,
 	})
 	if err != nil {
-		return config.Exit(stderr, config.Fatalf("%s", reasonOf(err)))
+		return config.Exit(stderr, config.Fatalf("%s", result.Reason(err)))
 	}
 	defer srv.Close() // before alog.Close (deferred earlier, so it runs later)
 	srv.Prewarm()
@@ -157,24 +157,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		logger.Warn(u.Why)
 	}
 	return cli.Serve(srv.MCP(), radar.Watch, stderr)
-}
-
-func reasonOf(err error) string {
-	_, reason := result.Classify(err)
-	return reason
-}
-
-// reasonsOf joins the reasons of every error in a joined error.
-func reasonsOf(err error) string {
-	var parts []string
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			parts = append(parts, reasonOf(e))
-		}
-	} else {
-		parts = append(parts, reasonOf(err))
-	}
-	return strings.Join(parts, "; ")
 }
 
 // startProxy starts the filtering proxy of network = "proxy" on a UNIX

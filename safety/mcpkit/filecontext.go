@@ -189,7 +189,7 @@ func (fc *fileContext) dirPage(root *jail.Root, rel, cursor string) (*DirContext
 			if err != nil {
 				continue
 			}
-			d.Metadata.Reasons = append(d.Metadata.Reasons, "content not examined: "+reasonOf(cerr))
+			d.Metadata.Reasons = append(d.Metadata.Reasons, "content not examined: "+result.Reason(cerr))
 		}
 		d.URI = uriOf(fc.roots, root, child)
 		page.Entries = append(page.Entries, d)
@@ -198,11 +198,6 @@ func (fc *fileContext) dirPage(root *jail.Root, rel, cursor string) (*DirContext
 		page.Next = uriOf(fc.roots, root, rel) + "?cursor=" + strconv.Itoa(end)
 	}
 	return page, nil
-}
-
-func reasonOf(err error) string {
-	_, why := result.Classify(err)
-	return why
 }
 
 // parseFileContextURI splits a file-context URI into its unescaped path and

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"io/fs"
 	"math"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -157,6 +158,24 @@ func Classify(err error) (Code, string) {
 		}
 	}
 	return OperationFailed, "the operation failed"
+}
+
+// Reason returns the client-safe reason for err: Classify's reason, or, for
+// an error that joins several (errors.Join), each one's reason joined by
+// "; ". It is the one way a server turns an error into words for a person
+// or a client.
+func Reason(err error) string {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var parts []string
+		for _, e := range j.Unwrap() {
+			if e != nil {
+				parts = append(parts, Reason(e))
+			}
+		}
+		return strings.Join(parts, "; ")
+	}
+	_, reason := Classify(err)
+	return reason
 }
 
 // CodeOf returns Classify's code.

@@ -177,3 +177,14 @@ func TestJSONNeverFails(t *testing.T) {
 		t.Fatalf("round trip %+v (%v)", back, err)
 	}
 }
+
+func TestReasonJoinsTheReasonsOfAJoinedError(t *testing.T) {
+	a := New(PolicyDenied, "first refusal")
+	b := Wrap(InvalidRequest, "second refusal", errors.New("raw text that must not show"))
+	if got := Reason(errors.Join(a, nil, b)); got != "first refusal; second refusal" {
+		t.Fatalf("Reason(joined) = %q", got)
+	}
+	if got := Reason(errors.New("raw")); got != "the operation failed" {
+		t.Fatalf("Reason(plain) = %q, want the generic reason", got)
+	}
+}

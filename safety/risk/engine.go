@@ -139,7 +139,7 @@ func (e *Engine) Reload() error {
 	defer e.reloadMu.Unlock()
 	sets, err := loadOperatorFiles(e.opts.RuleFiles)
 	if err != nil {
-		e.log.Warn("risk rules not reloaded; keeping the last good rules", "version", e.version.Load(), "reason", reasonOf(err))
+		e.log.Warn("risk rules not reloaded; keeping the last good rules", "version", e.version.Load(), "reason", result.Reason(err))
 		if e.opts.OnReload != nil {
 			e.opts.OnReload(e.version.Load(), err)
 		}
@@ -152,11 +152,6 @@ func (e *Engine) Reload() error {
 		e.opts.OnReload(v, nil)
 	}
 	return nil
-}
-
-func reasonOf(err error) string {
-	_, why := result.Classify(err)
-	return why
 }
 
 // flatMatcher is one (rule set, category) matcher of a root's rules.
@@ -299,7 +294,7 @@ func (e *Engine) loadProject(root *jail.Root, ps stamp) *RuleSet {
 	}
 	f, err := root.OpenFile(ProjectFile)
 	if err != nil {
-		e.log.Warn("project risk rules skipped: unreadable", "file", ProjectFile, "reason", reasonOf(err))
+		e.log.Warn("project risk rules skipped: unreadable", "file", ProjectFile, "reason", result.Reason(err))
 		return nil
 	}
 	defer f.Close()
@@ -312,7 +307,7 @@ func (e *Engine) loadProject(root *jail.Root, ps stamp) *RuleSet {
 		rs, err = ParseRules(src, data)
 	}
 	if err != nil {
-		e.log.Warn("project risk rules skipped", "file", ProjectFile, "reason", reasonOf(err))
+		e.log.Warn("project risk rules skipped", "file", ProjectFile, "reason", result.Reason(err))
 		return nil
 	}
 	rs.tier = 2

@@ -55,7 +55,7 @@ func (s *Server) report(action, intentID string, out journal.Outcome, err error,
 		}
 		r := result.Fail(action, err, detail, start)
 		if len(out.Failed) > 1 {
-			r = result.With(action, result.Stale, "nothing was moved: "+reasonOf(err), detail, start)
+			r = result.With(action, result.Stale, "nothing was moved: "+result.Reason(err), detail, start)
 		}
 		return s.finish(action, intentID, r)
 	}
@@ -89,10 +89,5 @@ func (s *Server) finish(action, intentID string, r result.OperationResult) resul
 			s.log.Error("audit outcome not recorded", "action", action)
 		}
 	}
-	return r
-}
-
-func reasonOf(err error) string {
-	_, r := result.Classify(err)
 	return r
 }
