@@ -41,9 +41,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cli := mcpkit.NewCLI("sweepd", version, "finds regenerable developer directories and deletes them only by ticket id.", "", stderr)
 	var roots multi
 	cli.FS.Var(&roots, "root", "a `DIR` sweepd may scan and reclaim in (repeatable; adds to [sweep] roots)")
-	cli.Usage = []string{"--root DIR [--root DIR ...] [--config policy.toml] [--http ADDR]"}
+	cli.Usage = []string{"--root DIR [--root DIR ...] [--config policy.toml] [--http ADDR]",
+		"[flags] DIR [DIR ...]   (each DIR is a root, as with --root: how MCP bundles pass a multi-directory setting)"}
 	cli.Check = checkRoots
-	cli.ArgsHint = " (roots are given with --root)"
+	cli.TakesArgs = true
 	if code, done := cli.Parse(args, stdout, stderr); done {
 		return code
 	}
@@ -52,7 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return config.Exit(stderr, err)
 	}
-	all := append(append([]string{}, pol.Sweep.Roots...), roots...)
+	all := append(append(append([]string{}, pol.Sweep.Roots...), roots...), cli.Args...)
 	if len(all) == 0 {
 		return config.Exit(stderr, config.Fatalf("no root: pass --root DIR (repeatable) or set [sweep] roots in the policy file; sweepd never picks a root by itself"))
 	}

@@ -34,6 +34,11 @@ type CLI struct {
 	Check func(*config.Policy, *config.Effective)
 	// ArgsHint completes the refusal of a stray positional argument.
 	ArgsHint string
+	// TakesArgs lets positional arguments through to Args instead of
+	// refusing them (sweepd takes its roots so).
+	TakesArgs bool
+	// Args are the positional arguments, when TakesArgs is set.
+	Args []string
 
 	FS         *flag.FlagSet
 	ConfigPath string
@@ -44,6 +49,7 @@ type CLI struct {
 
 	showVersion bool
 	printClient string
+	fallback    string
 }
 
 // NewCLI returns a CLI whose FlagSet already holds the shared flags.
@@ -56,6 +62,8 @@ func NewCLI(name, version, summary, configHelp string, stderr io.Writer) *CLI {
 		usage += "; " + configHelp
 	}
 	c.FS.StringVar(&c.ConfigPath, "config", "", usage)
+	c.FS.StringVar(&c.fallback, "fallback-config", "", "policy `FILE` used only when neither --config nor $"+config.EnvPolicyFile+
+		" names one (an installer's default policy, as the MCP bundles ship)")
 	c.FS.StringVar(&c.LogLevel, "log-level", "info", "log `LEVEL` on stderr: debug, info, warn, error")
 	c.FS.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 	c.Transport.Flags(c.FS)
@@ -108,7 +116,12 @@ func (c *CLI) Parse(args []string, stdout, stderr io.Writer) (code int, done boo
 	if c.printClient != "" {
 		return RunPrintClientConfig(c.Name, c.printClient, c.FS, stdout, stderr), true
 	}
-	if c.FS.NArg() > 0 {
+	if c.ConfigPath == "" && os.Getenv(config.EnvPolicyFile) == "" {
+		c.ConfigPath = c.fallback
+	}
+	if c.TakesArgs {
+		c.Args = c.FS.Args()
+	} else if c.FS.NArg() > 0 {
 		return config.Exit(stderr, config.Fatalf("unexpected argument %q%s", c.FS.Arg(0), c.ArgsHint)), true
 	}
 	logger, err := NewLogger(stderr, c.LogLevel)
