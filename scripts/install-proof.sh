@@ -20,7 +20,6 @@
 # usage: scripts/install-proof.sh [--tidy | --tidy-write] [SERVER ...]   (default: every server dir with a main.go)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repo=$PWD
 TEST_VERSION=${TEST_VERSION:-v0.1.0-test}
 tidy=0 write=0
 case ${1:-} in
@@ -53,7 +52,7 @@ go build -o "$tmp/modproxy" ./scripts/democlient/cmd/modproxy
 proxy="$tmp/proxy"
 args=("safety@$safety_version")
 [ $tidy = 1 ] || for s in "${servers[@]}"; do args+=("$s@$TEST_VERSION"); done
-"$tmp/modproxy" -out "$proxy" "${args[@]}" >/dev/null
+"$tmp/modproxy" -out "$proxy" "${args[@]}"
 
 cache=$(go env GOMODCACHE)/cache/download
 export GOWORK=off GOFLAGS=-mod=mod GOTOOLCHAIN=local
