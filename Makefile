@@ -9,7 +9,7 @@ BIN      := $(CURDIR)/bin
 PKGS     := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 NODE_OK  := $(shell test -x scripts/clients/node_modules/.bin/node && scripts/clients/node_modules/.bin/node -e 'process.exit(parseInt(process.versions.node) < 22 ? 1 : 0)' 2>/dev/null && echo yes)
 
-.PHONY: all build test fmt-check vet unit integration install-proof policy-docs policy-check demo clients clients-setup clients-if-node bench cross clean
+.PHONY: all build test fmt-check vet unit integration install-proof tidy-check tidy policy-docs policy-check demo clients clients-setup clients-if-node bench cross clean
 
 all: build
 
@@ -19,7 +19,7 @@ build:
 	@echo "built: $(addprefix bin/,$(SERVERS))"
 
 ## test: everything CI runs. No test may SKIP on Linux.
-test: fmt-check vet policy-check unit integration demo install-proof cross clients-if-node
+test: fmt-check vet policy-check tidy-check unit integration demo install-proof cross clients-if-node
 
 fmt-check:
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -41,6 +41,13 @@ integration: build
 ## install-proof: GOWORK=off go install of each server from a file:// proxy built from this tree.
 install-proof:
 	bash scripts/install-proof.sh $(SERVERS)
+
+## tidy-check: GOWORK=off go mod tidy would change no go.mod or go.sum (diff on failure); `make tidy` writes them.
+tidy-check:
+	bash scripts/install-proof.sh --tidy $(SERVERS)
+
+tidy:
+	bash scripts/install-proof.sh --tidy-write $(SERVERS)
 
 ## policy-docs: regenerate policies/policy.schema.json and docs/policy.md from safety/config.
 policy-docs:
