@@ -43,17 +43,6 @@ type CheckOptions struct {
 	StateDir func() (string, error)
 }
 
-// Interpreters are allowlist entries that run arbitrary code given as an
-// argument or a file: allowlisting one turns the command policy into
-// "anything the interpreter can do". In the allowlist profile, check warns
-// about those the command policy does not already refuse (make, npm, pip,
-// vim, docker...); the sandbox profile allows them all.
-var Interpreters = []string{
-	"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "csh", "tcsh", "busybox", "powershell", "pwsh",
-	"python", "python2", "python3", "perl", "ruby", "node", "deno", "bun", "php", "lua", "tclsh", "R", "julia",
-	"awk", "gawk", "sed", "make", "npm", "npx", "pip", "env", "xargs", "vim", "emacs", "gdb", "docker",
-}
-
 // Effective computes server's effective configuration. It never touches the
 // filesystem beyond lstat of roots and state directories.
 func (p *Policy) Effective(server string, o CheckOptions) *Effective {
@@ -232,16 +221,14 @@ func broadRoot(root string) string {
 	return ""
 }
 
-// isInterpreter reports whether c, normalised like every command name
-// (command.Name), is one of Interpreters.
+// isInterpreter reports whether c (any spelling; it is normalised) runs
+// code it is given: a shell, wrapper, interpreter or tool of
+// command.Programs. In the allowlist profile, check warns about those the
+// command policy does not already refuse (the tools: make, npm, pip, vim,
+// docker...); the sandbox profile allows them all.
 func isInterpreter(c string) bool {
-	n := command.Name(c)
-	for _, i := range Interpreters {
-		if command.Name(i) == n {
-			return true
-		}
-	}
-	return false
+	_, ok := command.Lookup(c)
+	return ok
 }
 
 func list(s []string) string {

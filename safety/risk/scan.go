@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/bastion-mcp/bastion/safety/command"
 	"github.com/bastion-mcp/bastion/safety/redact"
 )
 
@@ -105,12 +107,6 @@ func (li lineIndex) line(off int) int {
 	return sort.Search(len(li), func(i int) bool { return li[i] > off })
 }
 
-var knownInterpreters = map[string]bool{
-	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true, "python": true,
-	"python2": true, "python3": true, "node": true, "deno": true, "bun": true, "perl": true, "ruby": true,
-	"php": true, "lua": true, "awk": true, "tclsh": true, "pwsh": true, "Rscript": true, "make": true,
-}
-
 // interpreter names the shebang's interpreter if it is a known one.
 func interpreter(data []byte) string {
 	first := data
@@ -130,10 +126,18 @@ func interpreter(data []byte) string {
 			}
 		}
 	}
-	if knownInterpreters[name] {
+	if knownInterpreter(name) {
 		return "interpreter: " + name
 	}
 	return "an interpreter"
+}
+
+// knownInterpreter reports whether name, as written after #!, is a
+// spelling that command.Programs lists for a shell, interpreter or tool:
+// only such table words are echoed in a label, never other file content.
+func knownInterpreter(name string) bool {
+	p, ok := command.Lookup(name)
+	return ok && p.Kind != command.Wrapper && (name == p.Name || slices.Contains(p.Typed, name))
 }
 
 var schemes = map[string]string{

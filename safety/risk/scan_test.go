@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bastion-mcp/bastion/safety/command"
 	"github.com/bastion-mcp/bastion/safety/redact"
 )
 
@@ -313,4 +314,29 @@ func TestConnectionStringSchemeIsNamedAfterAKeyGluedToIt(t *testing.T) {
 			t.Errorf("missing %q in %+v", k, f)
 		}
 	}
+}
+
+// TestShebangNamesComeFromThePrograms proves the shebang label's list of
+// names is command.Programs: every shell, interpreter and tool, in each
+// spelling the table lists, is named; wrappers and other spellings are not.
+func TestShebangNamesComeFromThePrograms(t *testing.T) {
+	for _, p := range command.Programs() {
+		for _, name := range append([]string{p.Name}, p.Typed...) {
+			t.Run(name, func(t *testing.T) {
+				want := "executable script (interpreter: " + name + ")"
+				if p.Kind == command.Wrapper {
+					want = "executable script (an interpreter)"
+				}
+				f := mustScan(t, "run", "#!/usr/bin/"+name+" -x\n")
+				if len(f) == 0 || f[0].Label != want {
+					t.Errorf("%s %q: %+v, want %q", p.Kind, name, f, want)
+				}
+			})
+		}
+	}
+	t.Run("unlisted spelling", func(t *testing.T) {
+		if f := mustScan(t, "run", "#!/usr/bin/Python3.11\n"); len(f) == 0 || f[0].Label != "executable script (an interpreter)" {
+			t.Errorf("a spelling the table does not list was echoed: %+v", f)
+		}
+	})
 }
