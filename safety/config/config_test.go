@@ -5,10 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bastion-mcp/bastion/safety/command"
 )
 
 // write puts body in dir/name and returns its path.
@@ -442,6 +445,32 @@ func TestShippedPolicyHasNoRoots(t *testing.T) {
 	if len(pol.Sweep.Roots) != 0 || pol.Terminal.JailRoot != "" || pol.Organizer.WorkspaceRoot != "" {
 		t.Fatalf("policies/policy.toml ships with a root: %+v %q %q",
 			pol.Sweep.Roots, pol.Terminal.JailRoot, pol.Organizer.WorkspaceRoot)
+	}
+}
+
+// TestShippedPoliciesCarryTheGeneratedSections proves each shipped
+// policy's [terminal] command policy is the safety/command section it is
+// generated from (make policy-check also compares the bytes).
+func TestShippedPoliciesCarryTheGeneratedSections(t *testing.T) {
+	for _, c := range []struct {
+		file    string
+		section command.Section
+	}{
+		{"policy.toml", command.Standard()},
+		{"policy.example.toml", command.Standard()},
+		{"dev.example.toml", command.Dev()},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			pol, err := LoadFile(filepath.Join("..", "..", "policies", c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := pol.Terminal.CommandPolicy(), c.section.Policy()
+			if !reflect.DeepEqual(got.Allow, want.Allow) || !reflect.DeepEqual(got.Deny, want.Deny) ||
+				!reflect.DeepEqual(got.Rules, want.Rules) {
+				t.Errorf("its command policy is not the generated one: run make policy-docs")
+			}
+		})
 	}
 }
 

@@ -3,12 +3,16 @@
 // validate it) and docs/policy.md (the key reference) from one source:
 // safety/config's Policy type, walked by reflection for keys and types,
 // and the doc comments of its fields, read from the package source with
-// go/ast. `make test` regenerates both into a temporary directory and
-// fails when the committed files differ.
+// go/ast. With -policies it also generates the shipped [terminal] command
+// policies from safety/command (Standard and Dev): all of
+// policies/terminal-section.toml, and the marked section of policy.toml,
+// policy.example.toml and dev.example.toml. `make test` regenerates
+// everything into a temporary directory and fails when a committed file
+// differs.
 //
 // Usage:
 //
-//	policygen -src safety/config -schema policies/policy.schema.json -doc docs/policy.md
+//	policygen -src safety/config -schema policies/policy.schema.json -doc docs/policy.md -policies policies
 package main
 
 import (
@@ -202,7 +206,18 @@ func main() {
 	src := flag.String("src", "safety/config", "`DIR` of package config's source")
 	schemaOut := flag.String("schema", "", "write the JSON Schema to `FILE`")
 	docOut := flag.String("doc", "", "write the Markdown reference to `FILE`")
+	polSrc := flag.String("policies", "", "read the shipped policies from `DIR` and regenerate their command sections")
+	polOut := flag.String("policies-out", "", "write terminal-section.toml and the regenerated policies to `DIR` (default: -policies)")
 	flag.Parse()
+	if *polSrc != "" {
+		if *polOut == "" {
+			*polOut = *polSrc
+		}
+		if err := writePolicies(*polSrc, *polOut); err != nil {
+			fmt.Fprintln(os.Stderr, "policygen:", err)
+			os.Exit(1)
+		}
+	}
 	d, err := readDocs(*src)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "policygen:", err)
