@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bastion-mcp/bastion/safety/command"
+	"github.com/bastion-mcp/bastion/safety/redact"
 )
 
 // write puts body in dir/name and returns its path.
@@ -84,6 +85,53 @@ func TestTypeMismatchIsFatal(t *testing.T) {
 		p := write(t, dir, "policy.toml", body)
 		_, err := LoadFile(p)
 		wantFatal(t, err, "line")
+	}
+}
+
+// TestRedactionPatternsTakeBothForms: an entry is a bare regular
+// expression or a {name, regex} table, in one list.
+func TestRedactionPatternsTakeBothForms(t *testing.T) {
+	clearEnv(t)
+	p := write(t, t.TempDir(), "policy.toml", `[redaction]
+patterns = ["ACME-[0-9]{6}", {name = "order-id", regex = "ORD-[0-9]+"}]
+`)
+	pol, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []redact.Extra{{Regex: "ACME-[0-9]{6}"}, {Name: "order-id", Regex: "ORD-[0-9]+"}}
+	if got := pol.Redaction.Extras(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Extras() = %+v, want %+v", got, want)
+	}
+	if _, err := Parse([]byte("[redaction]\npatterns = [{name = \"a\", regexp = \"x\"}]\n")); err == nil ||
+		!strings.Contains(err.Error(), "regexp") {
+		t.Errorf("a misspelt key in a pattern table was accepted: %v", err)
+	}
+}
+
+// TestBadRedactionPatternStopsEveryServer: Load, which every server calls
+// first, refuses a bad pattern with a Fatal naming it that unwraps to the
+// typed *redact.PatternError.
+func TestBadRedactionPatternStopsEveryServer(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, body, want string
+	}{
+		{"bad regex", `patterns = ["ok", "(unclosed"]`, "patterns[1] is not a valid RE2 regular expression"},
+		{"named bad regex", `patterns = [{name = "acme", regex = "a**"}]`, `patterns[0] ("acme") is not a valid RE2`},
+		{"empty match", `patterns = ["x*"]`, "patterns[0] matches the empty string"},
+		{"builtin name", `patterns = [{name = "jwt", regex = "x"}]`, `patterns[0] ("jwt") has a name already taken`},
+		{"no regex", `patterns = [{name = "acme"}]`, `patterns[0] ("acme") is empty`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(write(t, dir, "policy.toml", "[redaction]\n"+c.body+"\n"))
+			wantFatal(t, err, c.want)
+			var pe *redact.PatternError
+			if !errors.As(err, &pe) {
+				t.Errorf("%v does not unwrap to a *redact.PatternError", err)
+			}
+		})
 	}
 }
 

@@ -37,13 +37,9 @@ package redact
 
 import (
 	"bytes"
-	"fmt"
 	"regexp"
-	"regexp/syntax"
 	"slices"
 	"sync"
-
-	"github.com/bastion-mcp/bastion/safety/result"
 )
 
 const (
@@ -121,42 +117,23 @@ func newSet(ps []Pattern) *Set {
 	return s
 }
 
-// Compile returns the builtin patterns plus the operator's extra regular
-// expressions (the [redaction] patterns of policy.toml), with the entropy
-// fallback off.
-func Compile(extra []string) (*Set, error) { return CompileWith(extra, Options{}) }
+// Compile returns the builtin patterns plus the operator's extra patterns
+// (the [redaction] patterns of policy.toml), with the entropy fallback
+// off.
+func Compile(extra []Extra) (*Set, error) { return CompileWith(extra, Options{}) }
 
-// CompileWith is Compile with options. An extra pattern that is not valid
-// RE2 syntax, or that matches the empty string, is refused with an
-// INVALID_REQUEST *result.Error naming its index. An extra pattern with a
-// capturing group redacts only its first group; without one, the whole
-// match. Extra matches are named "operator".
-func CompileWith(extra []string, opt Options) (*Set, error) {
-	ps := slices.Clone(Builtin())
-	for i, src := range extra {
-		if src == "" {
-			return nil, result.New(result.InvalidRequest,
-				fmt.Sprintf("[redaction] patterns[%d] is empty", i))
-		}
-		re, err := regexp.Compile(src)
-		if err != nil {
-			why := "invalid syntax"
-			if se, ok := err.(*syntax.Error); ok {
-				why = se.Code.String()
-			}
-			return nil, result.Wrap(result.InvalidRequest,
-				fmt.Sprintf("[redaction] patterns[%d] is not a valid RE2 regular expression: %s", i, why), err)
-		}
-		if re.MatchString("") {
-			return nil, result.New(result.InvalidRequest,
-				fmt.Sprintf("[redaction] patterns[%d] matches the empty string, so it would redact nothing or everything", i))
-		}
-		p := Pattern{Name: "operator", Label: fmt.Sprintf("operator pattern %d", i), Re: re}
-		if re.NumSubexp() > 0 {
-			p.Group = 1
-		}
-		ps = append(ps, p)
+// CompileWith is Compile with options. An extra pattern that Check refuses
+// (not valid RE2, matching the empty string, or a bad or taken name) is
+// refused with a *PatternError naming its index and name, which unwraps to
+// an INVALID_REQUEST *result.Error. An extra pattern with a capturing
+// group redacts only its first group; without one, the whole match. Its
+// matches are named by its Name, or "operator" when it has none.
+func CompileWith(extra []Extra, opt Options) (*Set, error) {
+	ops, err := compileExtras(extra)
+	if err != nil {
+		return nil, err
 	}
+	ps := append(slices.Clone(Builtin()), ops...)
 	if opt.Entropy {
 		ps = append(ps, EntropyPattern)
 	}

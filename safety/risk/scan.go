@@ -40,9 +40,15 @@ func (f Finding) Reason() string {
 const DefaultScanBytes = 4096
 
 // ScanContent scans data (the first bytes of the file rel) and reports
-// what it found. binary is true, and nothing is scanned, when data holds a
-// NUL byte.
+// what it found, with the builtin secret patterns (an Engine adds the
+// operator's, Options.Patterns). binary is true, and nothing is scanned,
+// when data holds a NUL byte.
 func ScanContent(rel string, data []byte) (findings []Finding, binary bool) {
+	return scanContent(redact.Default(), rel, data)
+}
+
+// scanContent is ScanContent with the secret pattern set to use.
+func scanContent(secrets *redact.Set, rel string, data []byte) (findings []Finding, binary bool) {
 	if bytes.IndexByte(data, 0) >= 0 {
 		return nil, true
 	}
@@ -71,7 +77,7 @@ func ScanContent(rel string, data []byte) (findings []Finding, binary bool) {
 		add(f)
 	}
 	// Secret shapes: the redactor's pattern table, one set for both uses.
-	for _, f := range secretFindings(data) {
+	for _, f := range secretFindings(secrets, data) {
 		if f.generic && probed[f.Line] {
 			continue
 		}
@@ -245,7 +251,7 @@ func probeStructure(rel string, data []byte, lines lineIndex) []Finding {
 // looksSecret reports a string that itself matches a secret shape, so it
 // is never echoed as a key name.
 func looksSecret(s string) bool {
-	return len(secrets().Find([]byte(s))) > 0
+	return len(redact.Default().Find([]byte(s))) > 0
 }
 
 // linePairs reads unindented "key<sep>value" lines. For YAML, "key: value"
@@ -364,11 +370,6 @@ func keywordSummary(data []byte) string {
 	return "credential keywords in the first bytes: " + strings.Join(parts, ", ")
 }
 
-// secrets is the one secret pattern table Bastion has: the output
-// redactor's (safety/redact), used here to find secrets in files. A match
-// is reported by the pattern's label and its line, never by its text.
-var secrets = redact.Default
-
 // genericPatterns are the redactor's patterns that judge a value by the
 // name it is assigned to rather than by its shape. Their matches are
 // checked again (placeholders, how random the value looks) before they can
@@ -382,15 +383,18 @@ type secretFinding struct {
 	generic bool
 }
 
-// secretFindings runs the shared pattern table over data. Token shapes
+// secretFindings runs the shared pattern table over data: the output
+// redactor's (safety/redact), builtin and operator patterns, one table for
+// both uses. A match is reported by the pattern's label and its line,
+// never by its text. Token shapes
 // (AWS, GitHub, Slack, private key blocks, JWTs...) make a file HIGH_RISK;
 // a password in a URL does unless it is a placeholder; a value assigned to
 // a secret-looking name does when it looks like a real secret (not a
 // placeholder, at least 6 bytes, with a digit or 16 bytes long), and is
 // otherwise a reason only.
-func secretFindings(data []byte) []secretFinding {
+func secretFindings(secrets *redact.Set, data []byte) []secretFinding {
 	var out []secretFinding
-	for _, m := range secrets().Find(data) {
+	for _, m := range secrets.Find(data) {
 		if len(out) >= 64 {
 			break
 		}
@@ -437,7 +441,7 @@ func schemeBefore(data []byte, off int) string {
 
 // hasURLCredentials reports whether s holds a URL with a password.
 func hasURLCredentials(s string) bool {
-	for _, m := range secrets().Find([]byte(s)) {
+	for _, m := range redact.Default().Find([]byte(s)) {
 		if m.Name == "url-credentials" {
 			return true
 		}

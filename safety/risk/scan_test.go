@@ -3,6 +3,7 @@ package risk
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -339,4 +340,47 @@ func TestShebangNamesComeFromThePrograms(t *testing.T) {
 			t.Errorf("a spelling the table does not list was echoed: %+v", f)
 		}
 	})
+}
+
+// TestOperatorPatternsFeedTheContentScanner proves [redaction] patterns are
+// one table with two uses: the radar finds an operator pattern in a file,
+// names it, and reports the file HIGH_RISK without its text.
+func TestOperatorPatternsFeedTheContentScanner(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "notes.txt", "hello\norder ACME-123456 shipped\n")
+	for _, c := range []struct {
+		name     string
+		patterns []redact.Extra
+		reason   string
+	}{
+		{"named", []redact.Extra{{Name: "acme-order", Regex: `ACME-[0-9]{6}`}}, "line 2: operator pattern acme-order"},
+		{"unnamed", []redact.Extra{{Regex: `x-never`}, {Regex: `ACME-[0-9]{6}`}}, "line 2: operator pattern 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := newEngine(t, Options{Patterns: c.patterns}).Classify(openRoot(t, root), "notes.txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Metadata.Importance != HighRisk || !hasReason(d, c.reason) {
+				t.Errorf("importance %s, reasons %q; want HIGH_RISK with %q", d.Metadata.Importance, d.Metadata.Reasons, c.reason)
+			}
+			if b, _ := json.Marshal(d); bytes.Contains(b, []byte("123456")) {
+				t.Errorf("descriptor leaks the match: %s", b)
+			}
+		})
+	}
+	t.Run("without patterns", func(t *testing.T) {
+		d, err := newEngine(t, Options{}).Classify(openRoot(t, root), "notes.txt")
+		if err != nil || d.Metadata.Importance == HighRisk {
+			t.Errorf("a file without a builtin secret is HIGH_RISK: %+v %v", d.Metadata, err)
+		}
+	})
+}
+
+func TestBadOperatorPatternStopsTheEngine(t *testing.T) {
+	_, err := NewEngine(Options{Patterns: []redact.Extra{{Name: "acme", Regex: `(`}}})
+	var pe *redact.PatternError
+	if !errors.As(err, &pe) || pe.Index != 0 || pe.Name != "acme" {
+		t.Fatalf("NewEngine = %v; want a *redact.PatternError naming acme", err)
+	}
 }

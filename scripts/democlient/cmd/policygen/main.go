@@ -17,6 +17,7 @@ package main
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -168,7 +169,11 @@ func walk(t reflect.Type, prefix string, d docs, keys *[]key) map[string]any {
 			}
 			props[name] = s
 		}
-		return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+		obj := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+		if shortForm(t) {
+			return map[string]any{"anyOf": []any{map[string]any{"type": "string"}, obj}}
+		}
+		return obj
 	case reflect.Slice:
 		return map[string]any{"type": "array", "items": walk(t.Elem(), prefix, d, keys)}
 	case reflect.Map:
@@ -185,9 +190,20 @@ func walk(t reflect.Type, prefix string, d docs, keys *[]key) map[string]any {
 	panic("policygen: unsupported type " + t.String())
 }
 
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+// shortForm reports a table type that also takes a bare string, because
+// it implements encoding.TextUnmarshaler (a [redaction] patterns entry).
+func shortForm(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && reflect.PointerTo(t).Implements(textUnmarshaler)
+}
+
 func typeName(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.Slice:
+		if shortForm(t.Elem()) {
+			return "array of strings or tables"
+		}
 		if t.Elem().Kind() == reflect.Struct {
 			return "array of tables"
 		}
