@@ -91,10 +91,12 @@ func TestCheckRefusesMissingAndSymlinkedRoots(t *testing.T) {
 
 func TestCheckWithoutRootIsAnError(t *testing.T) {
 	for _, srv := range []string{"sweepd", "terminald", "organizerd"} {
-		e := (&Policy{}).Effective(srv, CheckOptions{StateDir: state(t.TempDir())})
-		if len(e.Errors) == 0 {
-			t.Errorf("%s: no error without a root", srv)
-		}
+		t.Run(srv, func(t *testing.T) {
+			e := (&Policy{}).Effective(srv, CheckOptions{StateDir: state(t.TempDir())})
+			if len(e.Errors) == 0 {
+				t.Errorf("%s: no error without a root", srv)
+			}
+		})
 	}
 }
 
