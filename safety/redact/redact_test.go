@@ -90,11 +90,13 @@ func TestBuiltinCoversEveryRequiredFamily(t *testing.T) {
 }
 
 func TestNearMissesAreNotRedacted(t *testing.T) {
-	for _, in := range nearMisses {
-		got, n := Default().Redact([]byte(in))
-		if n != 0 || string(got) != in {
-			t.Errorf("near miss redacted:\n in  %q\n out %q", in, got)
-		}
+	for i, in := range nearMisses {
+		t.Run(fmt.Sprintf("miss%d", i), func(t *testing.T) {
+			got, n := Default().Redact([]byte(in))
+			if n != 0 || string(got) != in {
+				t.Errorf("near miss redacted:\n in  %q\n out %q", in, got)
+			}
+		})
 	}
 }
 
@@ -109,15 +111,17 @@ func TestEntropyFallbackIsOffByDefaultAndTakesRandomTokens(t *testing.T) {
 	if n != 1 || string(got) != "value "+Marker("high-entropy")+" end" {
 		t.Fatalf("entropy set: %q (%d)", got, n)
 	}
-	for _, miss := range []string{
-		"commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
-		"/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30",
-		"ThisIsJustAVeryLongCamelCaseIdentifierName",
-		strings.Repeat("ab", 30),
+	for _, c := range []struct{ name, miss string }{
+		{"commit hash", "commit 9fceb02d0ae598e95dc970b74767f19372d61af8"},
+		{"library path", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30"},
+		{"identifier", "ThisIsJustAVeryLongCamelCaseIdentifierName"},
+		{"repetition", strings.Repeat("ab", 30)},
 	} {
-		if got, n := ent.Redact([]byte(miss)); n != 0 {
-			t.Errorf("entropy fallback took %q -> %q", miss, got)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got, n := ent.Redact([]byte(c.miss)); n != 0 {
+				t.Errorf("entropy fallback took %q -> %q", c.miss, got)
+			}
+		})
 	}
 }
 
@@ -287,16 +291,18 @@ func TestPrivateKeyLongerThanMaxSpanIsCoveredByContinuation(t *testing.T) {
 	body := strings.Repeat(j("MIIEFAKE", strings.Repeat("QUJD", 14), "\n"), (MaxSpan+MaxSpan/2)/65)
 	key := j("-----BEGIN ", "RSA PRIVATE KEY-----\n", body, "-----END RSA ", "PRIVATE KEY-----")
 	for _, pad := range []int{0, BlockSize - 4000, BlockSize - 100} {
-		in := []byte(strings.Repeat("y", pad) + "\n" + key + "\nok\n")
-		want := strings.Repeat("y", pad) + "\n" + Marker("private-key") + "\nok\n"
-		got, n := Default().Redact(in)
-		if string(got) != want || n != 1 {
-			t.Fatalf("pad %d: key of %d bytes not redacted whole (%d redactions)", pad, len(key), n)
-		}
-		w := writeChunks(t, Default(), -1, in, pad+len(key)/3, pad+len(key)/2)
-		if string(w.Bytes()) != want {
-			t.Fatalf("pad %d: streamed output differs", pad)
-		}
+		t.Run(fmt.Sprintf("pad%d", pad), func(t *testing.T) {
+			in := []byte(strings.Repeat("y", pad) + "\n" + key + "\nok\n")
+			want := strings.Repeat("y", pad) + "\n" + Marker("private-key") + "\nok\n"
+			got, n := Default().Redact(in)
+			if string(got) != want || n != 1 {
+				t.Fatalf("pad %d: key of %d bytes not redacted whole (%d redactions)", pad, len(key), n)
+			}
+			w := writeChunks(t, Default(), -1, in, pad+len(key)/3, pad+len(key)/2)
+			if string(w.Bytes()) != want {
+				t.Fatalf("pad %d: streamed output differs", pad)
+			}
+		})
 	}
 }
 

@@ -44,14 +44,16 @@ func TestStructureProbeFindsCredentialKeys(t *testing.T) {
 		"values.yml":    "replicas: 3\nclient_secret: 0a9b8c7d6e5f\n",
 	}
 	for name, content := range cases {
-		f, bin := ScanContent(name, []byte(content))
-		found := false
-		for _, x := range f {
-			found = found || (x.Kind == "credential" && x.Risk)
-		}
-		if bin || !found {
-			t.Errorf("%s: findings %+v", name, f)
-		}
+		t.Run(name, func(t *testing.T) {
+			f, bin := ScanContent(name, []byte(content))
+			found := false
+			for _, x := range f {
+				found = found || (x.Kind == "credential" && x.Risk)
+			}
+			if bin || !found {
+				t.Errorf("%s: findings %+v", name, f)
+			}
+		})
 	}
 }
 
@@ -60,11 +62,13 @@ func TestPlaceholdersAreNotCredentials(t *testing.T) {
 		".env":       "PASSWORD=${DB_PASSWORD}\nTOKEN=changeme\nAPI_KEY=\nSECRET=<your-secret>\n",
 		"config.yml": "password: \"{{ vault_password }}\"\ndb: postgres://user:${PASS}@db/x\n",
 	} {
-		for _, x := range mustScan(t, name, content) {
-			if x.Risk {
-				t.Errorf("%s: placeholder reported as risk: %+v", name, x)
+		t.Run(name, func(t *testing.T) {
+			for _, x := range mustScan(t, name, content) {
+				if x.Risk {
+					t.Errorf("%s: placeholder reported as risk: %+v", name, x)
+				}
 			}
-		}
+		})
 	}
 }
 
