@@ -37,9 +37,9 @@
 //     named in its arguments (the shells, wrappers and interpreters of
 //     Programs, the one table of programs that run code they are given;
 //     its tools are allowed, with a warning from check). Only the sandbox
-//     profile (Policy.Sandboxed),
-//     where the kernel boundary is the guarantee, may allowlist them; deny
-//     lists and argument rules still apply there.
+//     profile (Policy.Sandboxed), where the kernel boundary is the
+//     guarantee, may allowlist them; deny lists and argument rules still
+//     apply there.
 //   - Names are compared after one normalisation, Name, applied alike to
 //     argv[0] and to allowlist, denylist and rule entries: an operator
 //     writes python3 or gawk as typed, and it covers python3.11 and awk.
