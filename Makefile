@@ -49,15 +49,19 @@ tidy-check:
 tidy:
 	bash scripts/install-proof.sh --tidy-write $(SERVERS)
 
-## policy-docs: regenerate policies/policy.schema.json and docs/policy.md from safety/config.
+## policy-docs: regenerate policies/policy.schema.json and docs/policy.md from safety/config, and
+## policies/terminal-section.toml plus the generated [terminal] command sections of the shipped
+## policies from safety/command (shipped.go).
 policy-docs:
-	$(GO) run ./scripts/democlient/cmd/policygen -src safety/config -schema policies/policy.schema.json -doc docs/policy.md
+	$(GO) run ./scripts/democlient/cmd/policygen -src safety/config -schema policies/policy.schema.json -doc docs/policy.md -policies policies
 
 policy-check:
 	@t=$$(mktemp -d); trap 'rm -rf "$$t"' EXIT; \
-	$(GO) run ./scripts/democlient/cmd/policygen -src safety/config -schema $$t/policy.schema.json -doc $$t/policy.md; \
-	if ! diff -u policies/policy.schema.json $$t/policy.schema.json || ! diff -u docs/policy.md $$t/policy.md; then \
-	  echo "policies/policy.schema.json or docs/policy.md is stale: run make policy-docs"; exit 1; fi
+	$(GO) run ./scripts/democlient/cmd/policygen -src safety/config -schema $$t/policy.schema.json -doc $$t/policy.md -policies policies -policies-out $$t; \
+	stale=; for f in policy.schema.json terminal-section.toml policy.toml policy.example.toml dev.example.toml; do \
+	  diff -u policies/$$f $$t/$$f || stale="$$stale policies/$$f"; done; \
+	diff -u docs/policy.md $$t/policy.md || stale="$$stale docs/policy.md"; \
+	if [ -n "$$stale" ]; then echo "stale:$$stale: run make policy-docs"; exit 1; fi
 
 ## demo: build, seed a sandbox in a temporary directory, drive each server through a scripted session.
 demo: build

@@ -69,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return config.Exit(stderr, config.Fatalf("[terminal.allowlist] commands is empty: nothing could run; list the programs terminald may run"))
 	}
 
-	rs, err := redact.CompileWith(pol.Redaction.Patterns, redact.Options{Entropy: pol.Redaction.Entropy})
+	rs, err := redact.CompileWith(pol.Redaction.Extras(), redact.Options{Entropy: pol.Redaction.Entropy})
 	if err != nil {
 		return config.Exit(stderr, config.Fatalf("%s", result.Reason(err)))
 	}
@@ -113,7 +113,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer alog.Close()
 
-	radar, err := risk.NewEngine(risk.Options{RuleFiles: pol.Radar.RuleFiles, ScanBytes: pol.Radar.ScanBytes, Logger: logger})
+	radar, err := risk.NewEngine(risk.Options{RuleFiles: pol.Radar.RuleFiles, ScanBytes: pol.Radar.ScanBytes, Patterns: pol.Redaction.Extras(), Logger: logger})
 	if err != nil {
 		return config.Exit(stderr, config.Fatalf("[radar] %s", result.Reason(err)))
 	}
