@@ -10,11 +10,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/bastion-mcp/bastion/safety/command"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/risk"
-	"github.com/bastion-mcp/bastion/safety/sandbox"
 )
 
 // explainTool is explain_command: the decision run_command would make,
@@ -76,31 +74,21 @@ const maxPathViews = 32
 func (s *Server) explainCommand(_ context.Context, _ mcp.CallToolRequest, a explainArgs) result.OperationResult {
 	const action = "explain_command"
 	start := time.Now()
-	d, err := s.o.Policy.Check(a.Command)
-	x := ExplainDetail{Decision: "deny", Code: string(d.Code), Rule: d.Rule, Reason: d.Reason, Name: d.Name,
-		Argv: d.Argv, Cwd: s.o.Root.Path(), Confinement: s.confinement,
-		TimeoutSeconds: int(s.o.Timeout / time.Second), MaxOutputBytes: s.o.MaxOutputBytes, Paths: []PathView{},
-		Guarantee: guaranteeAllowlist}
+	ev := s.run.Evaluate(a.Command)
+	d := ev.Decision
+	x := ExplainDetail{Decision: "allow", Code: string(d.Code), Rule: d.Rule, Reason: d.Reason, Name: d.Name,
+		Argv: d.Argv, Executable: ev.Executable, Cwd: s.o.Root.Path(), Confinement: s.run.Confinement(),
+		TimeoutSeconds: int(s.o.Timeout / time.Second), MaxOutputBytes: s.o.MaxOutputBytes, Env: ev.Env,
+		Paths: []PathView{}, Guarantee: guaranteeAllowlist}
 	if s.o.Sandboxed {
 		x.Guarantee = guaranteeSandbox
 	}
 	if x.Argv == nil {
 		x.Argv = []string{}
 	}
-	env := []string{"PATH", "HOME", "LANG", "TMPDIR"}
-	for _, kv := range sandbox.MergeEnv(append(sandbox.ProgramEnv(d.Name), s.o.Caches.Env...), s.o.PassEnv) {
-		name, _, _ := strings.Cut(kv, "=")
-		env = append(env, name)
-	}
-	x.Env = env
-	if err == nil {
-		x.Decision = "allow"
-		if exe, rerr := command.Resolve(d.Argv[0], s.o.Path); rerr == nil {
-			x.Executable = exe
-		} else {
-			code, reason := result.Classify(rerr)
-			x.Decision, x.Code, x.Reason = "deny", string(code), reason
-		}
+	if !ev.Allowed() {
+		code, reason := result.Classify(ev.Err)
+		x.Decision, x.Code, x.Reason = "deny", string(code), reason
 	}
 	if len(d.Argv) > 1 {
 		x.Paths = s.pathViews(d.Argv[1:])
