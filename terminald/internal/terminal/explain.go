@@ -15,16 +15,20 @@ import (
 	"github.com/bastion-mcp/bastion/safety/risk"
 )
 
+// explainAction is explain_command's name: the tool's and its results'
+// action.
+const explainAction = "explain_command"
+
 // explainTool is explain_command: the decision run_command would make,
 // with nothing run.
 func (s *Server) explainTool() server.ServerTool {
-	return server.ServerTool{Tool: mcpkit.NewTool("explain_command",
+	return server.ServerTool{Tool: mcpkit.NewTool(explainAction,
 		"Explain how run_command would judge a command line, without running anything: the decision (allow or deny), the rule that decided and its reason, the argv after parsing, the executable it would resolve to, the confinement, limits and working directory it would run with, and the risk radar's view of arguments that name paths in the jail. Use it to find out why a command is refused and what to run instead.",
 		mcpkit.Annotations{Title: "Explain a command decision", ReadOnly: true, Idempotent: true},
 		json.RawMessage(`{"type":"object","properties":{`+
 			`"command":{"type":"string","minLength":1,"maxLength":8192,"description":"The command line to judge."}`+
 			`},"required":["command"],"additionalProperties":false}`)),
-		Handler: mcpkit.Handle("explain_command", s.o.Logger, s.explainCommand)}
+		Handler: mcpkit.Handle(explainAction, s.o.Logger, s.explainCommand)}
 }
 
 type explainArgs struct {
@@ -72,7 +76,6 @@ const (
 const maxPathViews = 32
 
 func (s *Server) explainCommand(_ context.Context, _ mcp.CallToolRequest, a explainArgs) result.OperationResult {
-	const action = "explain_command"
 	start := time.Now()
 	ev := s.run.Evaluate(a.Command)
 	d := ev.Decision
@@ -97,7 +100,7 @@ func (s *Server) explainCommand(_ context.Context, _ mcp.CallToolRequest, a expl
 	if x.Decision == "allow" {
 		summary = fmt.Sprintf("%s would run %s in the jail (%s); nothing was run", quoteCmd(a.Command), x.Executable, x.Rule)
 	}
-	return result.Success(action, summary, x, start)
+	return result.Success(explainAction, summary, x, start)
 }
 
 func quoteCmd(s string) string {

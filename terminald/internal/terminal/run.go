@@ -13,17 +13,21 @@ import (
 	"github.com/bastion-mcp/bastion/safety/runner"
 )
 
+// runAction is run_command's name: the tool's, its results' action, and
+// the audit records' (runner.Options.Action).
+const runAction = "run_command"
+
 // runTool is run_command: one command line, run in the jail under the
 // policy and the kernel boundary.
 func (s *Server) runTool() server.ServerTool {
-	return server.ServerTool{Tool: mcpkit.NewTool("run_command",
+	return server.ServerTool{Tool: mcpkit.NewTool(runAction,
 		"Run one command line inside the jail directory, without a shell, and return its exit code, stdout and stderr. The line is split like a POSIX shell would split a simple command (quotes group words; inside quotes ; | & > $ are literal text), but shell operators, redirections, variables, globs and ~ are refused rather than interpreted. Only allowlisted programs run, resolved by name on the server's PATH; argument rules refuse dangerous options (git -c, find -exec, tar --to-command, ...). The process runs with a private HOME and TMPDIR, no stdin, a fixed environment, resource limits, a timeout that kills every process it started, and kernel confinement (on Linux: its own namespaces showing only the jail and system directories, Landlock, seccomp, no capabilities, and only its own loopback unless the operator allowed the network or a proxy). Secrets in the output are redacted, then each stream is capped. A non-zero exit status is still ok:true: the command ran.",
 		mcpkit.Annotations{Title: "Run a command in the jail", Destructive: true, OpenWorld: false},
 		json.RawMessage(`{"type":"object","properties":{`+
 			`"command":{"type":"string","minLength":1,"maxLength":8192,"description":"The command line, e.g. \"ls -la src\" or \"git log -n 5\". No shell syntax."},`+
 			`"cwd":{"type":"string","maxLength":4096,"description":"Working directory: relative to the jail root, or absolute inside it. Default: the jail root. Symbolic links and .. that leave the jail are refused."}`+
 			`},"required":["command"],"additionalProperties":false}`)),
-		Handler: mcpkit.Handle("run_command", s.o.Logger, s.runCommand)}
+		Handler: mcpkit.Handle(runAction, s.o.Logger, s.runCommand)}
 }
 
 type runArgs struct {
@@ -46,7 +50,6 @@ type RunDetail struct {
 }
 
 func (s *Server) runCommand(ctx context.Context, _ mcp.CallToolRequest, a runArgs) result.OperationResult {
-	const action = "run_command"
 	start := time.Now()
 	req := runner.Request{Line: a.Command}
 	if a.Cwd != nil {
@@ -54,9 +57,9 @@ func (s *Server) runCommand(ctx context.Context, _ mcp.CallToolRequest, a runArg
 	}
 	out := s.run.Run(ctx, req)
 	if !out.Ran {
-		return result.With(action, out.Code, out.Reason, nil, start)
+		return result.With(runAction, out.Code, out.Reason, nil, start)
 	}
-	return result.With(action, out.Code, out.Reason, RunDetail{Argv: out.Argv, ExitCode: out.ExitCode, Signal: out.Signal,
+	return result.With(runAction, out.Code, out.Reason, RunDetail{Argv: out.Argv, ExitCode: out.ExitCode, Signal: out.Signal,
 		Stdout: string(out.Stdout), Stderr: string(out.Stderr), Truncated: out.Truncated, Confinement: out.Confinement,
 		Limit: out.Limit}, start)
 }

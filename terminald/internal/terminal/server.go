@@ -39,8 +39,10 @@ type Server struct {
 }
 
 // New builds the runner (runner.New: it refuses bad options with a
-// *result.Error) and the server around it.
+// *result.Error), whose runs the audit log names run_command, and the
+// server around it.
 func New(o Options) (*Server, error) {
+	o.Action = runAction
 	r, err := runner.New(o.Options)
 	if err != nil {
 		return nil, err
