@@ -38,6 +38,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cli := mcpkit.NewCLI("terminald", version, "runs allowlisted commands without a shell, confined to one jail directory.", "", stderr)
 	cli.Usage = []string{"--config policy.toml [--http ADDR --http-token-file FILE]"}
 	cli.ArgsHint = " (the jail is [terminal] jail_root in the policy, or $" + config.EnvJailRoot + ")"
+	cli.Check = func(p *config.Policy, e *config.Effective) {
+		if err := p.Terminal.Preflight(); err != nil {
+			e.Errorf("%s", err)
+		}
+	}
 	if code, done := cli.Parse(args, stdout, stderr); done {
 		return code
 	}

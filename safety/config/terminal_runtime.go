@@ -133,8 +133,8 @@ func (t Terminal) Runtime(jailRoot string, stateBase func() (string, error)) (Te
 	s := t.Sandbox
 	r := TerminalRuntime{Landlock: sandbox.Mode(s.EffectiveLandlock()), Isolation: sandbox.Isolation(s.EffectiveIsolation()),
 		Net: sandbox.NetMode(s.EffectiveNetwork())}
-	if _, err := sandbox.Preflight(r.Landlock, r.Isolation, r.Net); err != nil {
-		return r, Fatalf("[terminal.sandbox] landlock = %q, isolation = %q: %s", r.Landlock, r.Isolation, result.Reason(err))
+	if err := t.Preflight(); err != nil {
+		return r, err
 	}
 	cp := t.CommandPolicy()
 	if err := cp.Validate(); err != nil {
@@ -159,6 +159,20 @@ func (t Terminal) Runtime(jailRoot string, stateBase func() (string, error)) (Te
 		return r, Fatalf("%s", result.Reason(err))
 	}
 	return r, nil
+}
+
+// Preflight asks the kernel for the confinement [terminal.sandbox] wants
+// (sandbox.Preflight: a usable Landlock when landlock = "required", a
+// helper started once in new namespaces for isolation = "namespaces"). A
+// refusal is a Fatal naming the settings. Runtime calls it first, and
+// terminald's check reports it.
+func (t Terminal) Preflight() error {
+	s := t.Sandbox
+	mode, iso := sandbox.Mode(s.EffectiveLandlock()), sandbox.Isolation(s.EffectiveIsolation())
+	if _, err := sandbox.Preflight(mode, iso, sandbox.NetMode(s.EffectiveNetwork())); err != nil {
+		return Fatalf("[terminal.sandbox] landlock = %q, isolation = %q: %s", mode, iso, result.Reason(err))
+	}
+	return nil
 }
 
 // passEnv returns the NAME=VALUE pairs of the server's environment that
