@@ -313,8 +313,8 @@ func (j *Journal) perform(b *record) (done []int, failed []Failure, ioErr error)
 	return done, failed, ioErr
 }
 
-// commitOf is the commit record of action id: all of its n moves, or the
-// ones done (an empty list, never null, when none was).
+// commitOf is the commit record of action id: all of its n moves, or keep
+// with the indexes of the ones done (empty when none was).
 func commitOf(id uint64, done []int, n int) *record {
 	c := &record{T: "commit", ID: id, All: len(done) == n}
 	if !c.All {
