@@ -45,6 +45,18 @@ var (
 	ErrRootInvalid = result.New(result.InvalidRequest, "a root must be an absolute path without control characters")
 )
 
+// mapErr turns an OS error into the jail's refusal for it, keeping the OS
+// error as the cause for errors.Is and logs: osRefusal (per platform) decides
+// which sentinel, and result's errno table words it (see
+// result.Error.FromOS). Any other error passes through unchanged; nil stays
+// nil.
+func mapErr(err error) error {
+	if s := osRefusal(err); s != nil {
+		return s.FromOS(err)
+	}
+	return err
+}
+
 // Identity is what a filesystem object is, independent of its name.
 type Identity struct {
 	Dev uint64 `json:"dev"`

@@ -108,7 +108,7 @@ func (r *Root) OpenDir(rel string) (*Dir, error) {
 		if errors.Is(err, unix.ENOTDIR) {
 			// O_DIRECTORY reports a final symlink as ENOTDIR; say what it is.
 			if li, lerr := r.Lstat(rel); lerr == nil && li.IsSymlink() {
-				return nil, result.Wrap(ErrSymlink.Code, ErrSymlink.Reason, err)
+				return nil, ErrSymlink.Wrap(err)
 			}
 		}
 		return nil, err
@@ -293,7 +293,7 @@ func (d *Dir) OpenDir(name string) (*Dir, error) {
 		if err == unix.ENOTDIR {
 			// O_DIRECTORY reports a symlink as ENOTDIR; say what it is.
 			if li, lerr := d.Lstat(name); lerr == nil && li.IsSymlink() {
-				return nil, result.Wrap(ErrSymlink.Code, ErrSymlink.Reason, err)
+				return nil, ErrSymlink.Wrap(err)
 			}
 		}
 		return nil, mapErr(err)
@@ -562,22 +562,22 @@ func retryErr(f func() error) error {
 	}
 }
 
-// mapErr turns a syscall error into a typed refusal, keeping the errno for
-// errors.Is and logs.
-func mapErr(err error) error {
+// osRefusal names the jail refusal an OS error from the anchored syscalls
+// is, or nil. openat2 reports ".." or an absolute path (RESOLVE_BENEATH) and
+// a mount crossing (RESOLVE_NO_XDEV) alike as EXDEV, and any symbolic link
+// (RESOLVE_NO_SYMLINKS, O_NOFOLLOW) as ELOOP.
+func osRefusal(err error) *result.Error {
 	switch err {
-	case nil:
-		return nil
 	case unix.EXDEV:
-		return result.Wrap(ErrEscape.Code, "the path leaves the root or crosses into another mount", err)
+		return ErrEscape
 	case unix.ELOOP:
-		return result.Wrap(ErrSymlink.Code, ErrSymlink.Reason, err)
+		return ErrSymlink
 	case unix.ENOENT:
-		return result.Wrap(ErrNotFound.Code, ErrNotFound.Reason, err)
+		return ErrNotFound
 	case unix.ENOTDIR:
-		return result.Wrap(ErrNotDir.Code, "a path component is not a directory (or is a symbolic link)", err)
+		return ErrNotDir
 	}
-	return err
+	return nil
 }
 
 func isXdev(err error) bool   { return errors.Is(err, unix.EXDEV) }

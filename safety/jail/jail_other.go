@@ -51,6 +51,7 @@ func OpenRoot(path string) (*Root, error) {
 	if err != nil {
 		return nil, result.Wrap(result.PolicyDenied, "the root cannot be opened", err)
 	}
+	learnRootEscape(r)
 	return &Root{dir: &Dir{root: r, rel: ".", info: infoOf(fi)}, path: canon}, nil
 }
 
@@ -211,18 +212,17 @@ func (d *Dir) RemoveEmptyChild(name string, want Identity) error {
 // Sync is a no-op off Linux.
 func (d *Dir) Sync() error { return nil }
 
-func mapErr(err error) error {
-	if err == nil {
+// osRefusal names the jail refusal an error from os.Root is, or nil.
+func osRefusal(err error) *result.Error {
+	switch {
+	case err == nil:
 		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return ErrNotFound
+	case isRootEscape(err):
+		return ErrEscape
 	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return result.Wrap(ErrNotFound.Code, ErrNotFound.Reason, err)
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Err != nil && pe.Err.Error() == "path escapes from parent" {
-		return result.Wrap(ErrEscape.Code, ErrEscape.Reason, err)
-	}
-	return err
+	return nil
 }
 
 func isXdev(err error) bool   { return false }

@@ -6,8 +6,6 @@ import (
 	"errors"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/bastion-mcp/bastion/safety/result"
 )
 
 // MoveGuarantee describes how this build moves files, for startup messages and docs.
@@ -100,15 +98,15 @@ func renameNoReplace(sd *Dir, sb string, dd *Dir, db string, isDir bool) error {
 	case err == nil:
 		return nil
 	case err == unix.EEXIST || err == unix.ENOTEMPTY:
-		return result.Wrap(ErrOccupied.Code, ErrOccupied.Reason, err)
+		return ErrOccupied.Wrap(err)
 	case err == unix.EINVAL || err == unix.ENOSYS:
 		if isDir {
-			return result.Wrap(ErrDirNoReplace.Code, ErrDirNoReplace.Reason, err)
+			return ErrDirNoReplace.Wrap(err)
 		}
 		// linkat refuses an existing name, so this never overwrites either.
 		if lerr := retryErr(func() error { return unix.Linkat(sd.fd, sb, dd.fd, db, 0) }); lerr != nil {
 			if lerr == unix.EEXIST {
-				return result.Wrap(ErrOccupied.Code, ErrOccupied.Reason, lerr)
+				return ErrOccupied.Wrap(lerr)
 			}
 			return mapErr(lerr)
 		}
@@ -117,7 +115,7 @@ func renameNoReplace(sd *Dir, sb string, dd *Dir, db string, isDir bool) error {
 		}
 		return nil
 	case err == unix.EXDEV:
-		return result.Wrap(ErrMount.Code, ErrMount.Reason, err)
+		return ErrMount.Wrap(err)
 	}
 	return mapErr(err)
 }
@@ -208,7 +206,7 @@ func (r *Root) RemoveEmptyDir(rel string) error {
 	}
 	if err := retryErr(func() error { return unix.Unlinkat(d.fd, base, unix.AT_REMOVEDIR) }); err != nil {
 		if err == unix.ENOTEMPTY || err == unix.EEXIST {
-			return result.Wrap(ErrNotEmpty.Code, ErrNotEmpty.Reason, err)
+			return ErrNotEmpty.Wrap(err)
 		}
 		return mapErr(err)
 	}
