@@ -60,10 +60,3 @@ func rootEscapeText(t *testing.T) string {
 	}
 	return esc.Error()
 }
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
