@@ -359,7 +359,7 @@ func (l *Log) append(kind, action string, intent *string, code *result.Code, fie
 		Seq: seq, Time: time.Now().UTC().Format(time.RFC3339Nano), Kind: kind, Server: l.server,
 		Action: action, Intent: intent, Code: code, Fields: fields, Prev: l.head.hash,
 	}); err != nil {
-		return 0, result.Wrap(errEncode.Code, errEncode.Reason, err) // nothing written
+		return 0, errEncode.Wrap(err) // nothing written
 	}
 	line := buf.Bytes()
 	b := line[len(prefix) : len(line)-1] // the record's line as hashed: no torn-line prefix, no newline
