@@ -62,7 +62,10 @@ import (
 // MaxPathLen is the longest path the jail accepts from a request.
 const MaxPathLen = 4096
 
-// Sentinel refusals. They compare with errors.Is.
+// Sentinel refusals. They match with errors.Is by identity: a refusal the
+// jail made from one (around an OS error, or with a more specific reason)
+// matches it on every platform, and an *Error that merely has the same words
+// does not (see result.Error).
 var (
 	ErrEscape      = result.New(result.PathEscape, "the path leaves the root")
 	ErrSymlink     = result.New(result.PathEscape, "the path goes through a symbolic link, which is never followed")

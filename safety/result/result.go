@@ -98,6 +98,8 @@ type Error struct {
 	from *Error // the sentinel this error was made from; nil for a sentinel
 }
 
+// Error returns the code, the reason and the cause's text, for logs; a
+// client is shown only the reason (Classify).
 func (e *Error) Error() string {
 	if e.Err != nil {
 		return string(e.Code) + ": " + e.Reason + ": " + e.Err.Error()
