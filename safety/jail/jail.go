@@ -141,9 +141,10 @@ func (r *Root) Close() error { return r.dir.Close() }
 func (r *Root) Clean(p string) (string, error) { return Clean(r.path, p) }
 
 // OpenDir opens the directory rel (a cleaned relative path, "." for the root)
-// anchored beneath the root: a symlink anywhere in rel is refused
-// (ErrSymlink), and so is a directory on another mount (ErrMount). Each call
-// returns a Dir with its own directory offset.
+// anchored beneath the root. On Linux a symlink anywhere in rel, a path that
+// leaves the root and a path into another mount are all refused with
+// PATH_ESCAPE (ErrSymlink, ErrEscape, ErrMount); see Guarantee for what the
+// fallback refuses. Each call returns a Dir with its own directory offset.
 func (r *Root) OpenDir(rel string) (*Dir, error) { return r.openDir(rel) }
 
 // OpenFile opens the regular file rel anchored beneath the root, read-only
