@@ -137,7 +137,7 @@ func encodeLine(prefix []byte, rec *record) ([]byte, error) {
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(rec); err != nil {
-		return nil, result.Wrap(errEncode.Code, errEncode.Reason, err)
+		return nil, errEncode.Wrap(err)
 	}
 	return buf.Bytes(), nil
 }

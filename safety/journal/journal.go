@@ -324,7 +324,7 @@ func (j *Journal) compact(keep []*record) error {
 		return err
 	}
 	if err := fsx.SyncDir(dir); err != nil {
-		return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+		return ErrWrite.Wrap(err)
 	}
 	return nil
 }
@@ -334,7 +334,7 @@ func (j *Journal) compact(keep []*record) error {
 func (j *Journal) writeCompacted(dir string, keep []*record) error {
 	tmp, err := os.CreateTemp(dir, ".organizerd-journal-*")
 	if err != nil {
-		return result.Wrap(ErrWrite.Code, "the journal's directory is not writable", err)
+		return ErrWrite.With("the journal's directory is not writable", err)
 	}
 	bw := bufio.NewWriterSize(tmp, 1<<16)
 	enc := json.NewEncoder(bw)
@@ -357,7 +357,7 @@ func (j *Journal) writeCompacted(dir string, keep []*record) error {
 	if err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+		return ErrWrite.Wrap(err)
 	}
 	tmp.Close()
 	return nil
@@ -367,7 +367,7 @@ func (j *Journal) writeCompacted(dir string, keep []*record) error {
 func (j *Journal) reopen() error {
 	f, err := os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+		return ErrWrite.Wrap(err)
 	}
 	if j.f != nil {
 		j.f.Close()
@@ -404,20 +404,20 @@ func (j *Journal) write(sync bool, rs ...*record) error {
 	for _, r := range rs {
 		b, err := json.Marshal(r)
 		if err != nil {
-			return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+			return ErrWrite.Wrap(err)
 		}
 		b = append(b, '\n')
 		if _, err := j.w.Write(b); err != nil {
-			return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+			return ErrWrite.Wrap(err)
 		}
 		j.size += int64(len(b))
 	}
 	if sync {
 		if err := j.w.Flush(); err != nil {
-			return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+			return ErrWrite.Wrap(err)
 		}
 		if err := j.f.Sync(); err != nil {
-			return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+			return ErrWrite.Wrap(err)
 		}
 	}
 	return nil
