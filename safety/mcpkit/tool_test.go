@@ -21,11 +21,11 @@ import (
 const panicText = "index out of range [7] with length 3 in /home/someone/secret.go"
 
 type echoArgs struct {
-	Path  string   `json:"path"`
+	Path  string   `json:"path,omitempty"`
 	Depth int      `json:"depth,omitempty"`
 	Only  []string `json:"only,omitempty"`
 	Opts  *struct {
-		Force bool `json:"force"`
+		Force bool `json:"force,omitempty"`
 	} `json:"opts,omitempty"`
 	Big int64 `json:"big,omitempty"`
 }
