@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -20,8 +19,6 @@ import (
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/risk"
 )
-
-var updateGolden = flag.Bool("update", false, "rewrite golden files")
 
 func writeFile(t testing.TB, dir, rel, content string) {
 	t.Helper()
@@ -299,7 +296,7 @@ func TestContextSummaryToolDefinitionGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	mcpkittest.Golden(t, filepath.Join("testdata", "get_context_summary.golden.json"), got, *updateGolden)
+	mcpkittest.Golden(t, filepath.Join("testdata", "get_context_summary.golden.json"), got)
 	var m map[string]any
 	_ = json.Unmarshal(got, &m)
 	a, _ := m["annotations"].(map[string]any)

@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -331,11 +332,17 @@ func CheckAnnotations(t testing.TB, toolsJSON []byte) map[string]Hints {
 	return out
 }
 
-// Golden compares got with the golden file at path; with update it first
-// rewrites the file. A difference fails the test and shows got.
-func Golden(t testing.TB, path string, got []byte, update bool) {
+// update is the one -update flag of every package whose tests use Golden:
+// go test ./some/package -run TestX -update rewrites the golden files that
+// TestX compares.
+var update = flag.Bool("update", false, "rewrite the golden files the tests compare (mcpkittest.Golden)")
+
+// Golden compares got with the golden file at path; with -update it first
+// rewrites the file. A difference fails the test and shows a line diff of
+// the golden file (-) against got (+), not the whole file.
+func Golden(t testing.TB, path string, got []byte) {
 	t.Helper()
-	if update {
+	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -346,9 +353,10 @@ func Golden(t testing.TB, path string, got []byte, update bool) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
+		t.Fatalf("%v (run go test -run '%s' -update to create it)", err, t.Name())
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from the golden file (review the change, then rerun with -update):\n--- got\n%s", path, got)
+		t.Fatalf("%s differs from what the test produced (review the change, then rerun with -update):\n%s",
+			path, Diff(string(want), string(got)))
 	}
 }

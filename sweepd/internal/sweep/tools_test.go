@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,10 +12,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/tools_list.json")
 
 const goldenToolsList = "testdata/tools_list.json"
 
@@ -35,10 +33,19 @@ func wireTools(t *testing.T, srv *Server) []map[string]any {
 func TestToolsListGolden(t *testing.T) {
 	e := newEnv(t)
 	got := wireToolsListJSON(t, e.srv)
-	mcpkittest.Golden(t, goldenToolsList, got, *update || os.Getenv("UPDATE_GOLDEN") == "1")
+	mcpkittest.Golden(t, goldenToolsList, got)
 	// The client sees the same three tools.
 	if names := strings.Join(mcpkittest.ToolNames(t, e.c), ","); names != "list_targets,reclaim,scan" {
 		t.Fatalf("tools: %v", names)
+	}
+}
+
+// Each tool's input schema describes exactly the struct its handler
+// decodes the arguments into (names, types, required-ness).
+func TestEveryToolSchemaMatchesItsArguments(t *testing.T) {
+	e := newEnv(t)
+	if err := mcpkit.CheckTools(e.srv.MCP()); err != nil {
+		t.Fatal(err)
 	}
 }
 
