@@ -1,7 +1,9 @@
 // Package mcpkittest is for tests of Bastion servers: it builds a server
 // binary once for a package's tests, starts mcp-go clients (in-process or
 // over stdio) the way a real client does, decodes every tool result as the
-// one OperationResult and compares tools/list against a golden file.
+// one OperationResult, and compares output with golden files (Golden, which
+// owns the -update flag of every package that uses it, and shows a line
+// diff on a mismatch).
 //
 // It refuses to be anything but test support: it imports testing, and no
 // non-test code may import it (safety/mcpkit's TestOnlyMcpkitImportsMcpGo
