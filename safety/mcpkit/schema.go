@@ -175,8 +175,15 @@ func (c *schemaCheck) object(where string, s map[string]any, t reflect.Type) {
 	}
 }
 
-// schemaType is the JSON Schema type of values of Go type t.
+// schemaType is the JSON Schema type of values of Go type t, as
+// encoding/json reads them.
 func schemaType(t reflect.Type) string {
+	switch {
+	case t == reflect.TypeFor[json.Number]():
+		return "number"
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
+		return "string" // base64
+	}
 	switch t.Kind() {
 	case reflect.String:
 		return "string"

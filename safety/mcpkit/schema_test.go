@@ -82,6 +82,23 @@ func TestCheckInputSchemaFindsDrift(t *testing.T) {
 	}
 }
 
+// encoding/json reads a []byte from a base64 string and a json.Number
+// from a number: the schema must say so.
+func TestCheckInputSchemaFollowsEncodingJSON(t *testing.T) {
+	type args struct {
+		Blob  []byte      `json:"blob"`
+		Count json.Number `json:"count"`
+	}
+	ok := `{"type":"object","properties":{"blob":{"type":"string"},"count":{"type":"number"}},"required":["count"],"additionalProperties":false}`
+	if err := CheckInputSchema(json.RawMessage(ok), reflect.TypeFor[args]()); err != nil {
+		t.Fatal(err)
+	}
+	wrong := strings.Replace(ok, `"blob":{"type":"string"}`, `"blob":{"type":"array"}`, 1)
+	if err := CheckInputSchema(json.RawMessage(wrong), reflect.TypeFor[args]()); err == nil {
+		t.Fatal("a []byte described as an array passed")
+	}
+}
+
 // CheckTool learns a Handle handler's argument type without running its
 // body, and refuses a handler built otherwise, which does not decode
 // strictly.
