@@ -49,7 +49,9 @@ func CheckTools(s *server.MCPServer) error {
 // input schema describes exactly Handle's argument struct (see
 // CheckInputSchema). It asks the handler for that type through a context
 // value only this package can make: a Handle handler answers it without
-// decoding or running anything.
+// decoding or running anything. (A handler built otherwise cannot tell, and
+// is called once with no arguments; every tool of a Bastion server is
+// built with Handle.)
 func CheckTool(st server.ServerTool) error {
 	var args reflect.Type
 	ctx := context.WithValue(context.Background(), argsTypeKey{}, &args)
