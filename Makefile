@@ -9,7 +9,7 @@ BIN      := $(CURDIR)/bin
 PKGS     := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 NODE_OK  := $(shell test -x scripts/clients/node_modules/.bin/node && scripts/clients/node_modules/.bin/node -e 'process.exit(parseInt(process.versions.node) < 22 ? 1 : 0)' 2>/dev/null && echo yes)
 
-.PHONY: all build test fmt-check vet unit integration install-proof policy-docs policy-check demo clients clients-setup clients-if-node bench cross clean
+.PHONY: all build test fmt-check vet unit integration install-proof tidy-check tidy policy-docs policy-check demo clients clients-setup clients-if-node bench cross clean
 
 all: build
 
@@ -19,7 +19,7 @@ build:
 	@echo "built: $(addprefix bin/,$(SERVERS))"
 
 ## test: everything CI runs. No test may SKIP on Linux.
-test: fmt-check vet policy-check unit integration demo install-proof cross clients-if-node
+test: fmt-check vet policy-check tidy-check unit integration demo install-proof cross clients-if-node
 
 fmt-check:
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -42,15 +42,26 @@ integration: build
 install-proof:
 	bash scripts/install-proof.sh $(SERVERS)
 
-## policy-docs: regenerate policies/policy.schema.json and docs/policy.md from safety/config.
+## tidy-check: GOWORK=off go mod tidy would change no go.mod or go.sum (diff on failure); `make tidy` writes them.
+tidy-check:
+	bash scripts/install-proof.sh --tidy $(SERVERS)
+
+tidy:
+	bash scripts/install-proof.sh --tidy-write $(SERVERS)
+
+## policy-docs: regenerate policies/policy.schema.json and docs/policy.md from safety/config, and
+## policies/terminal-section.toml plus the generated [terminal] command sections of the shipped
+## policies from safety/command (shipped.go).
 policy-docs:
-	$(GO) run ./scripts/democlient/cmd/policygen -src safety/config -schema policies/policy.schema.json -doc docs/policy.md
+	$(GO) run ./scripts/democlient/cmd/policygen -src safety/config -schema policies/policy.schema.json -doc docs/policy.md -policies policies
 
 policy-check:
 	@t=$$(mktemp -d); trap 'rm -rf "$$t"' EXIT; \
-	$(GO) run ./scripts/democlient/cmd/policygen -src safety/config -schema $$t/policy.schema.json -doc $$t/policy.md; \
-	if ! diff -u policies/policy.schema.json $$t/policy.schema.json || ! diff -u docs/policy.md $$t/policy.md; then \
-	  echo "policies/policy.schema.json or docs/policy.md is stale: run make policy-docs"; exit 1; fi
+	$(GO) run ./scripts/democlient/cmd/policygen -src safety/config -schema $$t/policy.schema.json -doc $$t/policy.md -policies policies -policies-out $$t; \
+	stale=; for f in policy.schema.json terminal-section.toml policy.toml policy.example.toml dev.example.toml; do \
+	  diff -u policies/$$f $$t/$$f || stale="$$stale policies/$$f"; done; \
+	diff -u docs/policy.md $$t/policy.md || stale="$$stale docs/policy.md"; \
+	if [ -n "$$stale" ]; then echo "stale:$$stale: run make policy-docs"; exit 1; fi
 
 ## demo: build, seed a sandbox in a temporary directory, drive each server through a scripted session.
 demo: build

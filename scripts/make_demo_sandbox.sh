@@ -141,7 +141,8 @@ mkdir -p "$D/state/dev"
   esac
   echo '[terminal.env]'
   echo "path = [\"$gobin\", \"/usr/local/bin\", \"/usr/bin\", \"/bin\"]"
-  echo '[terminal.allowlist]'
-  echo 'commands = ["sh", "bash", "make", "cc", "go", "python3", "cat", "ls", "echo"]'
+  # The command policy: policies/dev.example.toml's generated section (Dev
+  # in safety/command/shipped.go), the one source of the sandbox profile's.
+  sed -n '/^# ---- BEGIN generated/,/^# ---- END generated/p' "$here/policies/dev.example.toml"
 } > "$D/dev-policy.toml"
 echo "$D"

@@ -79,6 +79,27 @@ func TestBinaryRefusesInvalidCommandPolicy(t *testing.T) {
 	wantFatal(t, runBin(t, cleanEnv(t), "--config", policy(t, t.TempDir(), "[terminal.limits]\ntimeout_seconds = 99999\n"+allow)), "timeout_seconds")
 }
 
+// TestStartAndCheckRefuseTheSamePolicies: each terminald-only refusal
+// stops the server with one fatal line, and check reports the same words
+// as an error (exit 1).
+func TestStartAndCheckRefuseTheSamePolicies(t *testing.T) {
+	for _, c := range []struct{ name, body, want string }{
+		{"empty allowlist", "", "[terminal.allowlist] commands is empty"},
+		{"pass names PATH", "[terminal.env]\npass = [\"PATH\"]\n" + allow, "[terminal.env] pass must not list PATH: terminald sets it"},
+		{"pass entry with =", "[terminal.env]\npass = [\"A=B\"]\n" + allow, `[terminal.env] pass entry "A=B" is not a variable name`},
+		{"relative path entry", "[terminal.env]\npath = [\"bin\"]\n" + allow, `terminal.env.path entry "bin" must be an absolute directory`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pol := policy(t, t.TempDir(), c.body)
+			wantFatal(t, runBin(t, cleanEnv(t), "--config", pol), c.want)
+			r := runBin(t, cleanEnv(t, "XDG_STATE_HOME="+t.TempDir()), "check", "--config", pol)
+			if r.Code != 1 || !strings.Contains(r.Stdout, "error: "+c.want) {
+				t.Fatalf("check: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+			}
+		})
+	}
+}
+
 func TestBinaryRefusesStateInsideJail(t *testing.T) {
 	jail := t.TempDir()
 	wantFatal(t, runBin(t, cleanEnv(t), "--config", policy(t, jail, "[terminal.state]\ndir = "+fmt.Sprintf("%q", filepath.Join(jail, "state"))+"\n"+allow)), "inside")

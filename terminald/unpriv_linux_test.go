@@ -118,3 +118,15 @@ func TestBinaryRefusesWhenNamespacesAreDenied(t *testing.T) {
 		t.Fatalf("with isolation = \"landlock\" terminald did not start where namespaces are denied: %+v", r)
 	}
 }
+
+// TestCheckRefusesWhenNamespacesAreDenied: check reports the refusal the
+// server makes at start (Terminal.Preflight) as an error.
+func TestCheckRefusesWhenNamespacesAreDenied(t *testing.T) {
+	pol := policy(t, t.TempDir(), allow)
+	r := mcpkittest.Run(t, "/usr/bin/unshare", cleanEnv(t, "XDG_STATE_HOME="+t.TempDir()), "-U", "-r", "/bin/sh", "-c",
+		`echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" check --config "$1"`, bin, pol)
+	if r.Code != 1 || !strings.Contains(r.Stdout, "error: [terminal.sandbox] landlock = \"required\", isolation = \"namespaces\"") ||
+		!strings.Contains(r.Stdout, "user namespace") {
+		t.Fatalf("check where namespaces are denied: %+v", r)
+	}
+}

@@ -1,19 +1,16 @@
 package audit
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
-	"time"
 
 	"github.com/bastion-mcp/bastion/safety/ids"
+	"github.com/bastion-mcp/bastion/safety/internal/fsx"
 	"github.com/bastion-mcp/bastion/safety/result"
 )
 
@@ -144,13 +141,13 @@ func Open(opts Options) (*Log, error) {
 			fmt.Sprintf("cannot create the audit log directory %s", dir), err)
 	}
 	if errors.Is(statErr, fs.ErrNotExist) {
-		_ = syncDir(filepath.Dir(dir)) // best effort: the new entry in the parent
+		_ = fsx.SyncDir(filepath.Dir(dir)) // best effort: the new entry in the parent
 	}
 	if err := checkRoots(dir, opts.Roots); err != nil {
 		return nil, err
 	}
 
-	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE|oNoFollow, 0o600)
+	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE|fsx.NoFollow, 0o600)
 	if err != nil {
 		return nil, result.Wrap(result.AuditUnavailable,
 			fmt.Sprintf("cannot open the audit lock file %s.lock", path), err)
@@ -168,10 +165,10 @@ func Open(opts Options) (*Log, error) {
 
 // load reads the chain head from the file, creating the file if missing.
 func (l *Log) load() error {
-	if err := flock(l.lock); err != nil {
+	if err := fsx.Lock(l.lock); err != nil {
 		return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot lock the audit log %s", l.path), err)
 	}
-	defer funlock(l.lock)
+	defer fsx.Unlock(l.lock)
 	f, created, err := l.openFile()
 	if err != nil {
 		return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot open the audit log %s", l.path), err)
@@ -182,7 +179,7 @@ func (l *Log) load() error {
 		return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot use the audit log %s", l.path), err)
 	}
 	if created {
-		if err := syncDir(l.dir); err != nil {
+		if err := fsx.SyncDir(l.dir); err != nil {
 			return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot sync the audit log directory %s", l.dir), err)
 		}
 	}
@@ -288,204 +285,4 @@ func why(err error) string {
 func (l *Log) warn(kind, action string, err error) {
 	l.logger.Warn("audit: record not written; continuing because the audit fail mode is open",
 		"server", l.server, "kind", kind, "action", action, "path", l.path, "error", err.Error())
-}
-
-// append writes one record and returns its seq. Every failure leaves the
-// file ending in a whole record (a partly written line is cut back) or
-// leaves this Log unsure of the file, so the next append re-reads it.
-func (l *Log) append(kind, action string, intent *string, code *result.Code, fields map[string]any) (int64, error) {
-	if fields == nil {
-		fields = map[string]any{}
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return 0, errClosed
-	}
-	if err := flock(l.lock); err != nil {
-		l.known = nil
-		return 0, fmt.Errorf("audit: lock %s.lock: %w", l.path, err)
-	}
-	defer funlock(l.lock)
-
-	f, created, err := l.openFile()
-	if err != nil {
-		l.known = nil
-		return 0, fmt.Errorf("audit: open %s: %w", l.path, err)
-	}
-	defer func() {
-		if f != nil {
-			f.Close()
-		}
-	}()
-	fi, err := statRegular(f)
-	if err != nil {
-		l.known = nil
-		return 0, fmt.Errorf("audit: %s: %w", l.path, err)
-	}
-	size := fi.Size()
-
-	var prefix []byte
-	if l.known == nil || l.knownSize != size || !os.SameFile(l.known, fi) {
-		st, err := l.state(f, size)
-		if err != nil {
-			l.known = nil
-			return 0, fmt.Errorf("audit: read the end of %s: %w", l.path, err)
-		}
-		if st.broken != "" {
-			l.known = nil
-			if !l.openMode {
-				return 0, result.Wrap(result.AuditUnavailable,
-					"the log is damaged: its last record is incomplete or unreadable, and an operator must run `"+
-						l.server+" audit verify` on it", errors.New(describeBroken(l.server, st.fileOr(l.path), st.broken)))
-			}
-			l.logger.Warn("audit: "+describeBroken(l.server, st.fileOr(l.path), st.broken)+
-				"; appending after the break because the audit fail mode is open", "server", l.server, "path", l.path)
-			if st.partial {
-				prefix = []byte{'\n'}
-			}
-		}
-		l.head = st.head
-	}
-
-	seq := l.head.seq + 1
-	// The encoder ends the line with its newline; HTML escaping is off so
-	// that a command such as "a && b" reads as written.
-	buf := bytes.NewBuffer(make([]byte, 0, 512))
-	buf.Write(prefix)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(record{
-		Seq: seq, Time: time.Now().UTC().Format(time.RFC3339Nano), Kind: kind, Server: l.server,
-		Action: action, Intent: intent, Code: code, Fields: fields, Prev: l.head.hash,
-	}); err != nil {
-		return 0, result.Wrap(errEncode.Code, errEncode.Reason, err) // nothing written
-	}
-	line := buf.Bytes()
-	b := line[len(prefix) : len(line)-1] // the record's line as hashed: no torn-line prefix, no newline
-
-	if l.maxBytes > 0 && size > 0 && prefix == nil && size+int64(len(line)) > l.maxBytes {
-		if err := l.shift(); err != nil {
-			// FILE is still in place (it is renamed last): keep appending to it.
-			l.logger.Warn("audit: rotation failed; appending to the current file",
-				"server", l.server, "path", l.path, "error", err.Error())
-		} else {
-			f.Close()
-			f = nil
-			if f, created, err = l.openFile(); err != nil {
-				f, l.known = nil, nil
-				return 0, fmt.Errorf("audit: create %s after rotation: %w", l.path, err)
-			}
-			if fi, err = statRegular(f); err != nil {
-				l.known = nil
-				return 0, fmt.Errorf("audit: %s: %w", l.path, err)
-			}
-			size = fi.Size()
-		}
-	}
-
-	// One write(2) of the whole line, then fsync; a new file also needs its
-	// directory entry made durable.
-	n, werr := f.Write(line)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if werr == nil && created {
-		werr = syncDir(l.dir)
-	}
-	if werr != nil {
-		l.known = nil
-		if n > 0 {
-			if terr := f.Truncate(size); terr == nil {
-				_ = f.Sync()
-			}
-		}
-		return 0, fmt.Errorf("audit: write %s: %w", l.path, werr)
-	}
-	l.head = head{seq: seq, hash: hashLine(b)}
-	l.known, l.knownSize = fi, size+int64(len(line))
-	return seq, nil
-}
-
-// openFile opens the log for appending, creating it (0600) if missing. It
-// never follows a symbolic link at the file itself.
-func (l *Log) openFile() (f *os.File, created bool, err error) {
-	for range 3 {
-		f, err = openFileNoPoll(l.path, os.O_RDWR|os.O_APPEND|oNoFollow, 0)
-		if !errors.Is(err, fs.ErrNotExist) {
-			return f, false, err
-		}
-		f, err = openFileNoPoll(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
-		if !errors.Is(err, fs.ErrExist) {
-			return f, err == nil, err
-		}
-	}
-	return nil, false, err
-}
-
-func statRegular(f *os.File) (fs.FileInfo, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errNotRegular
-	}
-	return fi, nil
-}
-
-// state reads the chain head from the end of f. An empty file continues
-// the chain of FILE.1 when that is the latest chain known (a rotation by
-// this or another process), or the chain this Log last wrote (the file was
-// removed or emptied behind its back), or else starts a new chain.
-func (l *Log) state(f *os.File, size int64) (tailState, error) {
-	st, empty, err := readTail(f, size)
-	if err != nil || !empty {
-		return st, err
-	}
-	best := l.head
-	pred := l.path + ".1"
-	pf, err := os.OpenFile(pred, os.O_RDONLY|oNoFollow, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return tailState{head: best}, nil
-	}
-	if err != nil {
-		return tailState{}, err
-	}
-	defer pf.Close()
-	pfi, err := statRegular(pf)
-	if err != nil {
-		return tailState{}, err
-	}
-	pst, pempty, err := readTail(pf, pfi.Size())
-	if err != nil {
-		return tailState{}, err
-	}
-	switch {
-	case pempty:
-	case pst.broken != "":
-		return tailState{head: pst.head, broken: pst.broken + " (the log itself is empty and would continue this file's chain)", file: pred}, nil
-	case pst.head.seq >= best.seq:
-		best = pst.head
-	}
-	return tailState{head: best}, nil
-}
-
-// shift renames FILE.4 to FILE.5 (replacing it), ..., FILE to FILE.1. FILE
-// is renamed last, so on any error it is still in place.
-func (l *Log) shift() error {
-	for i := Keep - 1; i >= 1; i-- {
-		err := os.Rename(l.path+"."+strconv.Itoa(i), l.path+"."+strconv.Itoa(i+1))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	if err := os.Rename(l.path, l.path+".1"); err != nil {
-		return err
-	}
-	if err := syncDir(l.dir); err != nil {
-		l.logger.Warn("audit: could not sync the directory after rotation",
-			"server", l.server, "dir", l.dir, "error", err.Error())
-	}
-	return nil
 }

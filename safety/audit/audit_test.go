@@ -124,15 +124,18 @@ func TestOpenRefusesWhenParentIsAFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{
-		filepath.Join(file, "audit.jsonl"),
-		filepath.Join(file, "sub", "audit.jsonl"),
-	} {
-		_, err := Open(Options{Path: p, Server: "sweepd"})
-		wantCode(t, err, result.AuditUnavailable)
-		if !errors.Is(err, syscall.ENOTDIR) {
-			t.Fatalf("Open(%s): %v, want ENOTDIR inside", p, err)
-		}
+	cases := []struct{ name, path string }{
+		{"parent is a file", filepath.Join(file, "audit.jsonl")},
+		{"grandparent is a file", filepath.Join(file, "sub", "audit.jsonl")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Open(Options{Path: c.path, Server: "sweepd"})
+			wantCode(t, err, result.AuditUnavailable)
+			if !errors.Is(err, syscall.ENOTDIR) {
+				t.Fatalf("Open(%s): %v, want ENOTDIR inside", c.path, err)
+			}
+		})
 	}
 }
 
@@ -212,33 +215,56 @@ func TestOpenRefusesLogInsideRoot(t *testing.T) {
 
 func TestBadFailModeIsRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	for _, mode := range []string{"Closed", "OPEN", "fail-open", "off", " closed", "true"} {
-		_, err := Open(Options{Path: path, Server: "sweepd", FailMode: mode})
-		e := wantCode(t, err, result.InvalidRequest)
-		if !strings.Contains(e.Reason, fmt.Sprintf("%q", mode)) {
-			t.Fatalf("reason does not name the mode: %s", e.Reason)
-		}
+	refused := []struct{ name, mode string }{
+		{"capitalised", "Closed"},
+		{"upper case", "OPEN"},
+		{"prefixed", "fail-open"},
+		{"off", "off"},
+		{"leading space", " closed"},
+		{"boolean", "true"},
 	}
-	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
-		t.Fatal("a refused Open created the log")
+	for _, c := range refused {
+		t.Run("refuses "+c.name, func(t *testing.T) {
+			_, err := Open(Options{Path: path, Server: "sweepd", FailMode: c.mode})
+			e := wantCode(t, err, result.InvalidRequest)
+			if !strings.Contains(e.Reason, fmt.Sprintf("%q", c.mode)) {
+				t.Fatalf("reason does not name the mode: %s", e.Reason)
+			}
+			if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+				t.Fatal("a refused Open created the log")
+			}
+		})
 	}
-	for _, mode := range []string{"", "closed", "open"} {
-		openLog(t, Options{Path: path, FailMode: mode})
+	accepted := []struct{ name, mode string }{
+		{"empty is closed", ""},
+		{"closed", FailClosed},
+		{"open", FailOpen},
+	}
+	for _, c := range accepted {
+		t.Run("accepts "+c.name, func(t *testing.T) {
+			openLog(t, Options{Path: path, FailMode: c.mode})
+		})
 	}
 }
 
 func TestOpenRefusesBadOptions(t *testing.T) {
 	dir := t.TempDir()
-	for _, o := range []Options{
-		{Path: "", Server: "sweepd"},
-		{Path: "state/audit.jsonl", Server: "sweepd"},
-		{Path: "/", Server: "sweepd"},
-		{Path: filepath.Join(dir, "audit.jsonl"), Server: ""},
-		{Path: filepath.Join(dir, "audit.jsonl"), Server: "sweepd", MaxBytes: -1},
-		{Path: filepath.Join(dir, "audit.jsonl"), Server: "sweepd", Roots: []string{""}},
-	} {
-		_, err := Open(o)
-		wantCode(t, err, result.InvalidRequest)
+	cases := []struct {
+		name string
+		opts Options
+	}{
+		{"empty path", Options{Path: "", Server: "sweepd"}},
+		{"relative path", Options{Path: "state/audit.jsonl", Server: "sweepd"}},
+		{"path names no file", Options{Path: "/", Server: "sweepd"}},
+		{"no server name", Options{Path: filepath.Join(dir, "audit.jsonl"), Server: ""}},
+		{"negative MaxBytes", Options{Path: filepath.Join(dir, "audit.jsonl"), Server: "sweepd", MaxBytes: -1}},
+		{"empty root", Options{Path: filepath.Join(dir, "audit.jsonl"), Server: "sweepd", Roots: []string{""}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Open(c.opts)
+			wantCode(t, err, result.InvalidRequest)
+		})
 	}
 }
 
@@ -246,14 +272,26 @@ func TestNewFileAndDirectoryArePrivate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "b")
 	path := filepath.Join(dir, "audit.jsonl")
 	openLog(t, Options{Path: path})
-	for p, want := range map[string]os.FileMode{dir: 0o700, filepath.Dir(dir): 0o700, path: 0o600, path + ".lock": 0o600} {
-		fi, err := os.Stat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fi.Mode().Perm() != want {
-			t.Fatalf("%s has mode %v, want %v", p, fi.Mode().Perm(), want)
-		}
+	cases := []struct {
+		name string
+		path string
+		want os.FileMode
+	}{
+		{"log directory", dir, 0o700},
+		{"created parent", filepath.Dir(dir), 0o700},
+		{"log file", path, 0o600},
+		{"lock file", path + ".lock", 0o600},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fi, err := os.Stat(c.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != c.want {
+				t.Fatalf("%s has mode %v, want %v", c.path, fi.Mode().Perm(), c.want)
+			}
+		})
 	}
 }
 

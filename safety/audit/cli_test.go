@@ -38,11 +38,25 @@ func TestRunVerifyCommand(t *testing.T) {
 		t.Fatalf("empty log: exit %d, %q", code, out)
 	}
 
-	for _, args := range [][]string{nil, {}, {"a", "b"}, {"-x"}, {""}, {"--"}, {"--", ""}} {
-		code, out, errOut := runVerify(args...)
-		if code != 2 || out != "" || !strings.Contains(errOut, "usage: ") || !strings.Contains(errOut, "audit verify FILE") {
-			t.Fatalf("args %q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
-		}
+	usage := []struct {
+		name string
+		args []string
+	}{
+		{"nil", nil},
+		{"no arguments", []string{}},
+		{"two files", []string{"a", "b"}},
+		{"unknown flag", []string{"-x"}},
+		{"empty file name", []string{""}},
+		{"only --", []string{"--"}},
+		{"empty name after --", []string{"--", ""}},
+	}
+	for _, c := range usage {
+		t.Run("usage for "+c.name, func(t *testing.T) {
+			code, out, errOut := runVerify(c.args...)
+			if code != 2 || out != "" || !strings.Contains(errOut, "usage: ") || !strings.Contains(errOut, "audit verify FILE") {
+				t.Fatalf("args %q: exit %d, stdout %q, stderr %q", c.args, code, out, errOut)
+			}
+		})
 	}
 	if code, out, _ := runVerify("--help"); code != 0 || !strings.Contains(out, "usage: ") {
 		t.Fatalf("--help: exit %d, %q", code, out)

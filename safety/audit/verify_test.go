@@ -110,12 +110,23 @@ func TestVerifyFindsTruncatedTail(t *testing.T) {
 	_, lines := sampleLog(t, 20)
 	b := bytes.Join(lines, []byte{'\n'})
 	b = append(b, '\n')
-	for _, cut := range []int{1, 2, 10, len(lines[19])} {
-		rep, err := Verify(bytes.NewReader(b[:len(b)-cut]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantBroken(t, rep, 20, "incomplete record")
+	cases := []struct {
+		name string
+		cut  int
+	}{
+		{"newline cut", 1},
+		{"newline and one byte cut", 2},
+		{"ten bytes cut", 10},
+		{"all of the last record but its first byte cut", len(lines[19])},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := Verify(bytes.NewReader(b[:len(b)-c.cut]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantBroken(t, rep, 20, "incomplete record")
+		})
 	}
 	// Cut at a line boundary the chain is intact but shorter: the head moves.
 	full := verifyLines(t, lines, true)
@@ -201,16 +212,19 @@ func TestVerifyFileChecksLinkToRotatedFile(t *testing.T) {
 }
 
 func TestPredecessorNames(t *testing.T) {
-	for in, want := range map[string]string{
-		"/s/audit.jsonl":    "/s/audit.jsonl.1",
-		"/s/audit.jsonl.1":  "/s/audit.jsonl.2",
-		"/s/audit.jsonl.4":  "/s/audit.jsonl.5",
-		"/s/audit.jsonl.10": "/s/audit.jsonl.11",
-		"/s/audit.jsonl.0":  "/s/audit.jsonl.0.1",
-	} {
-		if got := predecessorOf(in); got != want {
-			t.Errorf("predecessorOf(%s) = %s, want %s", in, got, want)
-		}
+	cases := []struct{ name, in, want string }{
+		{"current file", "/s/audit.jsonl", "/s/audit.jsonl.1"},
+		{"first rotated", "/s/audit.jsonl.1", "/s/audit.jsonl.2"},
+		{"fourth rotated", "/s/audit.jsonl.4", "/s/audit.jsonl.5"},
+		{"two digits", "/s/audit.jsonl.10", "/s/audit.jsonl.11"},
+		{"dot zero is not a rotation", "/s/audit.jsonl.0", "/s/audit.jsonl.0.1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := predecessorOf(c.in); got != c.want {
+				t.Errorf("predecessorOf(%s) = %s, want %s", c.in, got, c.want)
+			}
+		})
 	}
 }
 

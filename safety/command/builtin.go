@@ -3,8 +3,9 @@ package command
 // builtinRules are the argument rules for shipped commands that run a
 // program named in the arguments. Evaluate applies them whatever the
 // policy says, so a policy that allowlists git but forgets its rules does
-// not also allow `git -c alias.x=!sh`. The shipped policy section repeats
-// every one of them (a test keeps it so) and adds the rest.
+// not also allow `git -c alias.x=!sh`. The shipped Standard section
+// (shipped.go) includes every one of them, so the generated policy files
+// show and explain them, and adds the rest.
 var builtinRules = []Rule{
 	{Command: "git", DenyArgs: []string{"-c", "--config-env"},
 		Reason: "git -c and --config-env set configuration for one run, and configuration can name programs " +

@@ -3,6 +3,7 @@ package command
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -59,33 +60,50 @@ func readCorpus(t testing.TB) []corpusLine {
 
 // TestCorpus runs every line of testdata/corpus.tsv under the shipped
 // policy section and checks the code, and that refusals come with a reason.
+// Each line is a subtest named by its line number: -run TestCorpus/line42.
 func TestCorpus(t *testing.T) {
 	p := shipped(t)
 	lines := readCorpus(t)
 	refused, ran := 0, 0
 	for _, c := range lines {
-		d, err := p.Check(c.line)
-		if d.Code != c.code {
-			t.Errorf("corpus:%d %q: got %s (%s: %s), want %s", c.no, c.line, d.Code, d.Rule, d.Reason, c.code)
-			continue
-		}
 		if c.code == result.OK {
 			ran++
-			if err != nil || !d.Allowed {
-				t.Errorf("corpus:%d %q: OK without Allowed (err %v)", c.no, c.line, err)
+		} else {
+			refused++
+		}
+		t.Run(fmt.Sprintf("line%d", c.no), func(t *testing.T) {
+			d, err := p.Check(c.line)
+			if d.Code != c.code {
+				t.Fatalf("corpus:%d %q: got %s (%s: %s), want %s", c.no, c.line, d.Code, d.Rule, d.Reason, c.code)
 			}
-			continue
-		}
-		refused++
-		var re *result.Error
-		if !errors.As(err, &re) || re.Code != c.code || d.Reason == "" || d.Rule == "" {
-			t.Errorf("corpus:%d %q: refusal without *result.Error, reason or rule: %v", c.no, c.line, err)
-		}
+			if c.code == result.OK {
+				if err != nil || !d.Allowed {
+					t.Errorf("corpus:%d %q: OK without Allowed (err %v)", c.no, c.line, err)
+				}
+				return
+			}
+			var re *result.Error
+			if !errors.As(err, &re) || re.Code != c.code || d.Reason == "" || d.Rule == "" {
+				t.Errorf("corpus:%d %q: refusal without *result.Error, reason or rule: %v", c.no, c.line, err)
+			}
+		})
 	}
 	if refused < 150 || ran < 50 {
 		t.Errorf("corpus has %d refused and %d allowed lines; want at least 150 and 50", refused, ran)
 	}
 	t.Logf("corpus: %d refused, %d allowed", refused, ran)
+}
+
+// caseName is a subtest name for the input s: s itself, shortened, with
+// '/' (which -run reads as a subtest separator) shown as '∕'.
+func caseName(s string) string {
+	if s == "" {
+		return "empty"
+	}
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	return strings.ReplaceAll(s, "/", "∕")
 }
 
 func mustDeny(t *testing.T, p *Policy, lines ...string) {
@@ -158,7 +176,9 @@ func TestForcePushEverySpellingIsDenied(t *testing.T) {
 func TestFindExecIsDenied(t *testing.T) {
 	p := shipped(t)
 	for _, pred := range []string{"-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls", "-delete"} {
-		mustDeny(t, p, "find . -type f "+pred+" id '{}' '+'", "find "+pred+" x")
+		t.Run(pred, func(t *testing.T) {
+			mustDeny(t, p, "find . -type f "+pred+" id '{}' '+'", "find "+pred+" x")
+		})
 	}
 	mustAllow(t, p, `find . -name '*.go' -print`, `find . -type d -printf '%p\n'`, `find . -ls`)
 }
@@ -217,41 +237,54 @@ func TestQuotedOperatorsAreLiteral(t *testing.T) {
 		`echo a#b 5$`:                  {"echo", "a#b", "5$"},
 	}
 	for line, want := range cases {
-		got, err := Parse(line)
-		if err != nil || !slices.Equal(got, want) {
-			t.Errorf("Parse(%q) = %q, %v; want %q", line, got, err, want)
-		}
+		t.Run(caseName(line), func(t *testing.T) {
+			got, err := Parse(line)
+			if err != nil || !slices.Equal(got, want) {
+				t.Errorf("Parse(%q) = %q, %v; want %q", line, got, err, want)
+			}
+		})
 	}
 }
 
 func TestShellOperatorsAreDenied(t *testing.T) {
 	for _, l := range []string{"ls;id", "ls | id", "ls && id", "ls || id", "ls &", "echo > f", "echo >> f",
 		"cat < f", "cat << E", "echo $(id)", "echo `id`", "(ls)", "ls )", "ls\nid", "ls\rid", `echo "$(id)"`} {
-		_, err := Parse(l)
-		var re *result.Error
-		if !errors.As(err, &re) || re.Code != result.PolicyDenied || !strings.Contains(re.Reason, "without a shell") {
-			t.Errorf("Parse(%q) = %v; want POLICY_DENIED saying commands run without a shell", l, err)
-		}
+		t.Run(caseName(l), func(t *testing.T) {
+			_, err := Parse(l)
+			var re *result.Error
+			if !errors.As(err, &re) || re.Code != result.PolicyDenied || !strings.Contains(re.Reason, "without a shell") {
+				t.Errorf("Parse(%q) = %v; want POLICY_DENIED saying commands run without a shell", l, err)
+			}
+		})
 	}
 }
 
 func TestGlobAndExpansionAreDenied(t *testing.T) {
 	for _, l := range []string{"ls *.go", "ls a?", "ls [ab]", "echo $HOME", `echo "$HOME"`, "echo ${X}",
 		"echo {a,b}", "echo x{1..3}", "ls ~", "ls # c", "echo $'x'"} {
-		if _, err := Parse(l); result.CodeOf(err) != result.PolicyDenied {
-			t.Errorf("Parse(%q) = %v; want POLICY_DENIED", l, err)
-		}
+		t.Run(caseName(l), func(t *testing.T) {
+			if _, err := Parse(l); result.CodeOf(err) != result.PolicyDenied {
+				t.Errorf("Parse(%q) = %v; want POLICY_DENIED", l, err)
+			}
+		})
 	}
 }
 
 func TestMalformedInputIsInvalid(t *testing.T) {
 	long := "echo " + strings.Repeat("a", MaxLineBytes)
 	many := "echo" + strings.Repeat(" a", MaxArgs)
-	for _, l := range []string{"", "   ", "\t", "echo a\x00b", "echo \x1b[2J", "echo \x7f", "echo \u202egnp.exe",
-		"echo \u200bx", "echo \xff", long, many, `echo "open`, `echo 'open`, `echo x\`, `echo "\q"`, `echo \t`} {
-		if _, err := Parse(l); result.CodeOf(err) != result.InvalidRequest {
-			t.Errorf("Parse(%.40q) = %v; want INVALID_REQUEST", l, err)
-		}
+	for _, c := range []struct{ name, line string }{
+		{"empty", ""}, {"spaces", "   "}, {"tab", "\t"}, {"NUL", "echo a\x00b"}, {"escape", "echo \x1b[2J"},
+		{"DEL", "echo \x7f"}, {"bidi override", "echo \u202egnp.exe"}, {"zero width space", "echo \u200bx"},
+		{"invalid UTF-8", "echo \xff"}, {"too long", long}, {"too many words", many},
+		{"open double quote", `echo "open`}, {"open single quote", `echo 'open`}, {"trailing backslash", `echo x\`},
+		{"escape in double quotes", `echo "\q"`}, {"backslash letter", `echo \t`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := Parse(c.line); result.CodeOf(err) != result.InvalidRequest {
+				t.Errorf("Parse(%.40q) = %v; want INVALID_REQUEST", c.line, err)
+			}
+		})
 	}
 	if _, err := Parse("echo" + strings.Repeat(" a", MaxArgs-1)); err != nil {
 		t.Errorf("%d words must parse: %v", MaxArgs, err)
@@ -261,10 +294,12 @@ func TestMalformedInputIsInvalid(t *testing.T) {
 func TestProgramPathIsDenied(t *testing.T) {
 	p := shipped(t)
 	for _, l := range []string{"./ls", "/bin/ls", "/tmp/x/ls", "bin/ls", `'.\ls'`, "../ls -la"} {
-		d, _ := p.Check(l)
-		if d.Allowed || d.Code != result.PolicyDenied || d.Rule != "program-path" {
-			t.Errorf("%q: %+v; want program-path refusal", l, d)
-		}
+		t.Run(caseName(l), func(t *testing.T) {
+			d, _ := p.Check(l)
+			if d.Allowed || d.Code != result.PolicyDenied || d.Rule != "program-path" {
+				t.Errorf("%q: %+v; want program-path refusal", l, d)
+			}
+		})
 	}
 	if _, err := Resolve("./ls", []string{"/bin"}); result.CodeOf(err) != result.PolicyDenied {
 		t.Errorf("Resolve(./ls) = %v; want POLICY_DENIED", err)
@@ -319,9 +354,11 @@ func TestNameNormalisesAliasesAndPaths(t *testing.T) {
 		"git": "git", "sha256sum": "sha256sum", "lua5.4": "lua", "egrep": "grep", "nodejs": "node", "node18": "node",
 	}
 	for in, want := range cases {
-		if got := Name(in); got != want {
-			t.Errorf("Name(%q) = %q; want %q", in, got, want)
-		}
+		t.Run(caseName(in), func(t *testing.T) {
+			if got := Name(in); got != want {
+				t.Errorf("Name(%q) = %q; want %q", in, got, want)
+			}
+		})
 	}
 }
 
@@ -342,9 +379,11 @@ func TestDenyWinsOverAllow(t *testing.T) {
 func TestWrappersAndInterpretersCannotBeAllowlisted(t *testing.T) {
 	p := &Policy{Allow: []string{"env", "python", "xargs", "sh", "ls"}}
 	for _, argv := range [][]string{{"env", "rm", "x"}, {"python3", "-c", "1"}, {"xargs", "rm"}, {"sh", "-c", "id"}} {
-		if d := p.Evaluate(argv); d.Allowed || d.Rule != "builtin.never" {
-			t.Errorf("%q: %+v", argv, d)
-		}
+		t.Run(argv[0], func(t *testing.T) {
+			if d := p.Evaluate(argv); d.Allowed || d.Rule != "builtin.never" {
+				t.Errorf("%q: %+v", argv, d)
+			}
+		})
 	}
 	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "must not contain") {
 		t.Errorf("Validate accepted wrappers on the allowlist: %v", err)
@@ -428,25 +467,29 @@ func TestValidateRejectsBadPolicies(t *testing.T) {
 		{Allow: []string{"git"}, Rules: []Rule{{Command: "git", DenyArgs: []string{"  "}, Reason: "r"}}},
 	}
 	for i, p := range bad {
-		err := p.Validate()
-		if err == nil {
-			t.Errorf("policy %d validated: %+v", i, p)
-		} else if result.CodeOf(err) != result.InvalidRequest {
-			t.Errorf("policy %d: %v is not INVALID_REQUEST", i, err)
-		}
+		t.Run(fmt.Sprintf("policy%d", i), func(t *testing.T) {
+			err := p.Validate()
+			if err == nil {
+				t.Errorf("policy %d validated: %+v", i, p)
+			} else if result.CodeOf(err) != result.InvalidRequest {
+				t.Errorf("policy %d: %v is not INVALID_REQUEST", i, err)
+			}
+		})
 	}
 }
 
 func TestLoadSectionRejectsUnknownKeys(t *testing.T) {
-	for _, doc := range []string{
-		"[terminal.allowlist]\ncommands = [\"ls\"]\nextra = 1\n",
-		"[[terminal.rules]]\ncommand = \"ls\"\ndeny_args = [\"-x\"]\nreasn = \"typo\"\n",
-		"[terminal.allowlist]\ncommand = [\"ls\"]\n",
-		"not toml",
+	for _, c := range []struct{ name, doc string }{
+		{"extra key", "[terminal.allowlist]\ncommands = [\"ls\"]\nextra = 1\n"},
+		{"misspelt reason", "[[terminal.rules]]\ncommand = \"ls\"\ndeny_args = [\"-x\"]\nreasn = \"typo\"\n"},
+		{"command for commands", "[terminal.allowlist]\ncommand = [\"ls\"]\n"},
+		{"not TOML", "not toml"},
 	} {
-		if _, err := LoadSection([]byte(doc)); err == nil {
-			t.Errorf("accepted %q", doc)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := LoadSection([]byte(c.doc)); err == nil {
+				t.Errorf("accepted %q", c.doc)
+			}
+		})
 	}
 }
 

@@ -2,7 +2,10 @@
 // deny-first policy, whether the program and its arguments may run.
 //
 // It never runs anything: execution and confinement belong to
-// safety/sandbox. It only parses, normalises and decides.
+// safety/sandbox. It only parses, normalises and decides. It also holds
+// the command policies Bastion ships (Standard and Dev in shipped.go),
+// from which `make policy-docs` generates the policy files' [terminal]
+// command sections.
 //
 // What it refuses, and why:
 //
@@ -31,9 +34,12 @@
 //   - Anything not allowlisted; anything denylisted even if allowlisted; and
 //     a fixed set of shells, wrappers and interpreters that no policy in the
 //     allowlist profile can allow, because each runs an arbitrary command
-//     named in its arguments. Only the sandbox profile (Policy.Sandboxed),
-//     where the kernel boundary is the guarantee, may allowlist them; deny
-//     lists and argument rules still apply there.
+//     named in its arguments (the shells, wrappers and interpreters of
+//     Programs, the one table of programs that run code they are given;
+//     its tools are allowed, with a warning from check). Only the sandbox
+//     profile (Policy.Sandboxed), where the kernel boundary is the
+//     guarantee, may allowlist them; deny lists and argument rules still
+//     apply there.
 //   - Names are compared after one normalisation, Name, applied alike to
 //     argv[0] and to allowlist, denylist and rule entries: an operator
 //     writes python3 or gawk as typed, and it covers python3.11 and awk.

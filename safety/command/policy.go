@@ -74,47 +74,12 @@ func (d Decision) Err() error {
 	return result.New(d.Code, d.Reason)
 }
 
-// never are programs no policy in the allowlist profile can allow: each
-// runs a command named in its arguments (a shell, a wrapper, an
-// interpreter), so allowing it would make the allowlist meaningless. The
-// sandbox profile (Policy.Sandboxed) may allowlist them. Keys are
-// normalised names (see Name).
-var never = map[string]string{}
-
-// Never reports whether name (any spelling; it is normalised) is a shell,
-// wrapper or interpreter that only the sandbox profile may allowlist, and
-// why.
-func Never(name string) (why string, ok bool) {
-	why, ok = never[Name(name)]
-	return why, ok
-}
-
 // sandboxProfileHint is how an operator allows a never-table program.
 const sandboxProfileHint = `set [terminal] profile = "sandbox" to allow it (the kernel boundary is then the guarantee)`
 
 // sandboxGuarantee ends the reason of an allow in the sandbox profile.
 const sandboxGuarantee = `under profile "sandbox" the kernel boundary (namespaces, Landlock, seccomp, resource limits) ` +
 	"is the guarantee, not the argument rules"
-
-func init() {
-	add := func(why string, names ...string) {
-		for _, n := range names {
-			never[n] = why
-		}
-	}
-	add("it is a shell: it runs whatever command its arguments contain",
-		"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "csh", "tcsh", "busybox", "toybox",
-		"powershell", "cmd", "nu", "elvish", "xonsh", "yash", "rc", "es")
-	add("it is a wrapper: it runs another program named in its arguments, which would bypass the allowlist",
-		"env", "xargs", "timeout", "nice", "nohup", "setsid", "stdbuf", "time", "chroot", "unshare",
-		"nsenter", "flock", "ionice", "taskset", "chrt", "script", "watch", "strace", "ltrace",
-		"gdb", "coreutils", "command", "builtin", "exec", "eval", "doas", "sudo", "su", "pkexec",
-		"runuser", "setpriv", "capsh", "firejail", "bwrap", "systemd-run", "parallel", "expect",
-		"start-stop-daemon", "run-parts", "entr", "sg", "newgrp")
-	add("it is an interpreter: its arguments are a program, which would bypass every argument rule",
-		"python", "perl", "ruby", "node", "php", "lua", "tclsh", "wish", "awk", "sed", "irb",
-		"deno", "bun", "osascript", "jshell", "guile", "racket", "r", "rscript", "julia")
-}
 
 // compiled is one parsed deny_args entry.
 type compiled struct {

@@ -30,10 +30,12 @@ func TestSandboxProfileAllowsInterpreters(t *testing.T) {
 func TestSandboxProfileStillRefusesWhatIsNotAllowlisted(t *testing.T) {
 	p := &Policy{Allow: []string{"python3", "make"}, Sandboxed: true}
 	for _, argv := range [][]string{{"bash", "-c", "id"}, {"perl", "-e", "1"}, {"sudo", "id"}, {"env", "rm", "x"}} {
-		d := p.Evaluate(argv)
-		if d.Allowed || d.Rule != "terminal.allowlist" || !strings.Contains(d.Reason, "not on the policy's allowlist") {
-			t.Errorf("%q: %+v; want refused as not allowlisted", argv, d)
-		}
+		t.Run(argv[0], func(t *testing.T) {
+			d := p.Evaluate(argv)
+			if d.Allowed || d.Rule != "terminal.allowlist" || !strings.Contains(d.Reason, "not on the policy's allowlist") {
+				t.Errorf("%q: %+v; want refused as not allowlisted", argv, d)
+			}
+		})
 	}
 }
 
@@ -56,9 +58,11 @@ func TestSandboxProfileStillAppliesDenylistAndRules(t *testing.T) {
 func TestAllowlistProfileStillRefusesShells(t *testing.T) {
 	p := &Policy{Allow: []string{"bash", "python3", "env", "ls"}}
 	for _, argv := range [][]string{{"bash", "-c", "id"}, {"python3", "x.py"}, {"python", "x.py"}, {"env", "id"}} {
-		if d := p.Evaluate(argv); d.Allowed || d.Rule != "builtin.never" {
-			t.Errorf("%q: %+v; want builtin.never", argv, d)
-		}
+		t.Run(argv[0], func(t *testing.T) {
+			if d := p.Evaluate(argv); d.Allowed || d.Rule != "builtin.never" {
+				t.Errorf("%q: %+v; want builtin.never", argv, d)
+			}
+		})
 	}
 	err := p.Validate()
 	if err == nil || result.CodeOf(err) != result.InvalidRequest {
@@ -76,19 +80,22 @@ func TestAllowlistProfileStillRefusesShells(t *testing.T) {
 
 func TestAllowlistTakesPython3AsTyped(t *testing.T) {
 	for _, typed := range []string{"python3", "python3.11", "Python3", "python3.exe"} {
-		p := &Policy{Allow: []string{typed, "git"}, Sandboxed: true,
-			Rules: []Rule{{Command: typed, DenyArgs: []string{"-c"}, Reason: "no inline programs"}}}
-		if err := p.Validate(); err != nil {
-			t.Errorf("allowlist %q was refused: %v", typed, err)
-			continue
-		}
-		mustAllow(t, p, "python3 x.py", "python3.11 x.py", "python x.py")
-		mustDeny(t, p, "python3 -c 1", "perl x.pl")
+		t.Run(typed, func(t *testing.T) {
+			p := &Policy{Allow: []string{typed, "git"}, Sandboxed: true,
+				Rules: []Rule{{Command: typed, DenyArgs: []string{"-c"}, Reason: "no inline programs"}}}
+			if err := p.Validate(); err != nil {
+				t.Fatalf("allowlist %q was refused: %v", typed, err)
+			}
+			mustAllow(t, p, "python3 x.py", "python3.11 x.py", "python x.py")
+			mustDeny(t, p, "python3 -c 1", "perl x.pl")
+		})
 	}
 	for _, typed := range []string{"gawk", "GAWK", "nodejs", "pip3", "gtar", "Git"} {
-		if err := (&Policy{Allow: []string{typed}, Sandboxed: true}).Validate(); err != nil {
-			t.Errorf("allowlist %q was refused: %v", typed, err)
-		}
+		t.Run(typed, func(t *testing.T) {
+			if err := (&Policy{Allow: []string{typed}, Sandboxed: true}).Validate(); err != nil {
+				t.Errorf("allowlist %q was refused: %v", typed, err)
+			}
+		})
 	}
 	p := &Policy{Allow: []string{"gtar", "Git"}}
 	if err := p.Validate(); err != nil {
@@ -103,21 +110,25 @@ func TestDenylistNormalisesNamesAsTyped(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, argv := range [][]string{{"python", "x"}, {"python3.12", "x"}, {"awk", "1"}, {"mawk", "1"}, {"node", "x"}} {
-		if d := p.Evaluate(argv); d.Allowed || d.Rule != "terminal.denylist" {
-			t.Errorf("%q: %+v; want the denylist", argv, d)
-		}
+		t.Run(argv[0], func(t *testing.T) {
+			if d := p.Evaluate(argv); d.Allowed || d.Rule != "terminal.denylist" {
+				t.Errorf("%q: %+v; want the denylist", argv, d)
+			}
+		})
 	}
 	mustAllow(t, p, "git status")
 }
 
 func TestValidateRefusesNamesThatAreNotPrograms(t *testing.T) {
 	for _, n := range []string{"", " ", "/usr/bin/python3", `bin\ls`, "ls -la", "FOO=1", "ls\x00", ".", "..."} {
-		if err := (&Policy{Allow: []string{n}, Sandboxed: true}).Validate(); err == nil {
-			t.Errorf("allowlist entry %q was accepted", n)
-		}
-		if err := (&Policy{Deny: []string{n}}).Validate(); err == nil {
-			t.Errorf("denylist entry %q was accepted", n)
-		}
+		t.Run(caseName(n), func(t *testing.T) {
+			if err := (&Policy{Allow: []string{n}, Sandboxed: true}).Validate(); err == nil {
+				t.Errorf("allowlist entry %q was accepted", n)
+			}
+			if err := (&Policy{Deny: []string{n}}).Validate(); err == nil {
+				t.Errorf("denylist entry %q was accepted", n)
+			}
+		})
 	}
 }
 
@@ -128,9 +139,11 @@ func TestNeverTableKeysAreNormalised(t *testing.T) {
 		}
 	}
 	for _, n := range []string{"R", "Rscript", "python3.12", "pwsh", "gawk"} {
-		if _, ok := Never(n); !ok {
-			t.Errorf("Never(%q) = false", n)
-		}
+		t.Run(n, func(t *testing.T) {
+			if _, ok := Never(n); !ok {
+				t.Errorf("Never(%q) = false", n)
+			}
+		})
 	}
 	if _, ok := Never("git"); ok {
 		t.Errorf("Never(git) = true")

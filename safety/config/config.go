@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bastion-mcp/bastion/safety/redact"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -53,12 +54,52 @@ type Policy struct {
 	File string `toml:"-" json:"-"`
 }
 
-// Redaction holds the operator's extra secret patterns.
+// Redaction holds the operator's extra secret patterns: one table with two
+// uses, terminald's output redaction and the risk radar's content scanner
+// (every server's radar). Every server refuses to start when a pattern is
+// bad, naming it.
 type Redaction struct {
-	// Patterns are extra Go regular expressions whose matches are redacted.
-	Patterns []string `toml:"patterns" json:"patterns"`
+	// Patterns are extra secret patterns, added to the builtin ones (named
+	// aws-access-key-id, github-token, private-key, url-credentials,
+	// secret-assignment and so on; docs/terminald.md lists them). Each
+	// entry is either a string, a Go (RE2) regular expression, or a table
+	// {name = "...", regex = "..."}. terminald replaces a match in command
+	// output by "[REDACTED:<name>]" ("[REDACTED:operator]" for an unnamed
+	// pattern), and the radar reports a file holding one as HIGH_RISK with
+	// the reason "operator pattern <name>" (or its index). With a capturing
+	// group only the first group is redacted. A pattern that does not
+	// compile, matches the empty string, or has a name that is not 1 to 64
+	// letters, digits, '-', '_' or '.', or that a builtin or an earlier
+	// pattern already has, stops every server at startup.
+	Patterns []RedactionPattern `toml:"patterns" json:"patterns"`
 	// Entropy turns on the high-entropy-token fallback (off by default).
+	// It applies to terminald's output only, not to the radar.
 	Entropy bool `toml:"entropy" json:"entropy"`
+}
+
+// RedactionPattern is one [redaction] patterns entry: a bare string is
+// the regular expression of an unnamed pattern.
+type RedactionPattern struct {
+	// Name names the pattern in redaction markers and radar reasons (optional).
+	Name string `toml:"name" json:"name"`
+	// Regex is the Go (RE2) regular expression.
+	Regex string `toml:"regex" json:"regex"`
+}
+
+// UnmarshalText reads the short form of an entry, a bare string: an
+// unnamed pattern.
+func (p *RedactionPattern) UnmarshalText(b []byte) error {
+	*p = RedactionPattern{Regex: string(b)}
+	return nil
+}
+
+// Extras returns the patterns as safety/redact takes them.
+func (r Redaction) Extras() []redact.Extra {
+	out := make([]redact.Extra, len(r.Patterns))
+	for i, p := range r.Patterns {
+		out[i] = redact.Extra{Name: p.Name, Regex: p.Regex}
+	}
+	return out
 }
 
 // Sweep is sweepd's section.
@@ -265,9 +306,17 @@ type Radar struct {
 }
 
 // Fatal is a startup error: the server prints "fatal: " + message and exits 2.
-type Fatal struct{ Msg string }
+type Fatal struct {
+	Msg string
+	// Err is the typed error behind the message, if any (for example a
+	// *redact.PatternError); errors.As finds it through Unwrap.
+	Err error
+}
 
 func (f *Fatal) Error() string { return f.Msg }
+
+// Unwrap returns the typed error behind the message, or nil.
+func (f *Fatal) Unwrap() error { return f.Err }
 
 // Fatalf builds a Fatal.
 func Fatalf(format string, args ...any) error { return &Fatal{Msg: fmt.Sprintf(format, args...)} }
@@ -430,6 +479,9 @@ func (p *Policy) validateShared() error {
 	}
 	if p.Sweep.MaxFinds < 0 || p.Sweep.MaxFinds > 100000 {
 		return Fatalf("sweep.max_finds must be between 1 and 100000")
+	}
+	if err := redact.Check(p.Redaction.Extras()); err != nil {
+		return &Fatal{Msg: err.Error(), Err: err}
 	}
 	return p.Terminal.Validate()
 }

@@ -5,10 +5,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bastion-mcp/bastion/safety/command"
+	"github.com/bastion-mcp/bastion/safety/redact"
 )
 
 // write puts body in dir/name and returns its path.
@@ -58,29 +62,80 @@ func TestUnknownKeyIsFatalAndNamesIt(t *testing.T) {
 		{"[[terminal.rules]]\ncommand = \"git\"\nallow_args = [\"-c\"]\n", []string{"allow_args", "line 3"}},
 		{"[sweeep]\nroots = [\"/\"]\n", []string{"sweeep"}},
 	} {
-		p := write(t, dir, "policy.toml", c.body)
-		_, err := LoadFile(p)
-		wantFatal(t, err, append(c.want, "unknown key")...)
-		if _, err := Parse([]byte(c.body)); err == nil {
-			t.Errorf("Parse accepts %q", c.body)
-		}
+		t.Run(c.want[0], func(t *testing.T) {
+			p := write(t, dir, "policy.toml", c.body)
+			_, err := LoadFile(p)
+			wantFatal(t, err, append(c.want, "unknown key")...)
+			if _, err := Parse([]byte(c.body)); err == nil {
+				t.Errorf("Parse accepts %q", c.body)
+			}
+		})
 	}
 }
 
 func TestTypeMismatchIsFatal(t *testing.T) {
 	dir := t.TempDir()
-	for _, body := range []string{
-		"[sweep]\nroots = \"/home\"\n",     // string for a list
-		"[sweep]\nmax_finds = \"500\"\n",   // string for an int
-		"[redaction]\nentropy = \"yes\"\n", // string for a bool
-		"audit_log = [\"a\", \"b\"]\n",     // list for a string
-		"sweep = 3\n",                      // value for a table
-		"[sweep]\nroots = [\"a\"\n",        // not TOML at all
-		"[sweep]\n[sweep]\n",               // a table defined twice
+	for _, c := range []struct{ name, body string }{
+		{"string for a list", "[sweep]\nroots = \"/home\"\n"},
+		{"string for an int", "[sweep]\nmax_finds = \"500\"\n"},
+		{"string for a bool", "[redaction]\nentropy = \"yes\"\n"},
+		{"list for a string", "audit_log = [\"a\", \"b\"]\n"},
+		{"value for a table", "sweep = 3\n"},
+		{"not TOML at all", "[sweep]\nroots = [\"a\"\n"},
+		{"a table defined twice", "[sweep]\n[sweep]\n"},
 	} {
-		p := write(t, dir, "policy.toml", body)
-		_, err := LoadFile(p)
-		wantFatal(t, err, "line")
+		t.Run(c.name, func(t *testing.T) {
+			p := write(t, dir, "policy.toml", c.body)
+			_, err := LoadFile(p)
+			wantFatal(t, err, "line")
+		})
+	}
+}
+
+// TestRedactionPatternsTakeBothForms: an entry is a bare regular
+// expression or a {name, regex} table, in one list.
+func TestRedactionPatternsTakeBothForms(t *testing.T) {
+	clearEnv(t)
+	p := write(t, t.TempDir(), "policy.toml", `[redaction]
+patterns = ["ACME-[0-9]{6}", {name = "order-id", regex = "ORD-[0-9]+"}]
+`)
+	pol, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []redact.Extra{{Regex: "ACME-[0-9]{6}"}, {Name: "order-id", Regex: "ORD-[0-9]+"}}
+	if got := pol.Redaction.Extras(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Extras() = %+v, want %+v", got, want)
+	}
+	if _, err := Parse([]byte("[redaction]\npatterns = [{name = \"a\", regexp = \"x\"}]\n")); err == nil ||
+		!strings.Contains(err.Error(), "regexp") {
+		t.Errorf("a misspelt key in a pattern table was accepted: %v", err)
+	}
+}
+
+// TestBadRedactionPatternStopsEveryServer: Load, which every server calls
+// first, refuses a bad pattern with a Fatal naming it that unwraps to the
+// typed *redact.PatternError.
+func TestBadRedactionPatternStopsEveryServer(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, body, want string
+	}{
+		{"bad regex", `patterns = ["ok", "(unclosed"]`, "patterns[1] is not a valid RE2 regular expression"},
+		{"named bad regex", `patterns = [{name = "acme", regex = "a**"}]`, `patterns[0] ("acme") is not a valid RE2`},
+		{"empty match", `patterns = ["x*"]`, "patterns[0] matches the empty string"},
+		{"builtin name", `patterns = [{name = "jwt", regex = "x"}]`, `patterns[0] ("jwt") has a name already taken`},
+		{"no regex", `patterns = [{name = "acme"}]`, `patterns[0] ("acme") is empty`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(write(t, dir, "policy.toml", "[redaction]\n"+c.body+"\n"))
+			wantFatal(t, err, c.want)
+			var pe *redact.PatternError
+			if !errors.As(err, &pe) {
+				t.Errorf("%v does not unwrap to a *redact.PatternError", err)
+			}
+		})
 	}
 }
 
@@ -260,15 +315,19 @@ func TestBadAuditFailModeIsFatal(t *testing.T) {
 	clearEnv(t)
 	dir := t.TempDir()
 	for _, m := range []string{"Closed", "off", "none", " closed", "open\n"} {
-		p := write(t, dir, "p.toml", "audit_fail_mode = "+quote(m)+"\n")
-		_, err := Load(p)
-		wantFatal(t, err, "audit_fail_mode")
+		t.Run("refuses "+quote(m), func(t *testing.T) {
+			p := write(t, dir, "p.toml", "audit_fail_mode = "+quote(m)+"\n")
+			_, err := Load(p)
+			wantFatal(t, err, "audit_fail_mode")
+		})
 	}
 	for _, m := range []string{"closed", "open"} {
-		p := write(t, dir, "p.toml", "audit_fail_mode = "+quote(m)+"\n")
-		if _, err := Load(p); err != nil {
-			t.Errorf("%q: %v", m, err)
-		}
+		t.Run("accepts "+m, func(t *testing.T) {
+			p := write(t, dir, "p.toml", "audit_fail_mode = "+quote(m)+"\n")
+			if _, err := Load(p); err != nil {
+				t.Errorf("%q: %v", m, err)
+			}
+		})
 	}
 }
 
@@ -280,9 +339,11 @@ func TestBadTicketTTLIsFatal(t *testing.T) {
 	clearEnv(t)
 	dir := t.TempDir()
 	for _, ttl := range []string{"0s", "-1h", "forever", "1", "169h", "1ms", "999ms", "1h "} {
-		p := write(t, dir, "p.toml", "[sweep]\nticket_ttl = "+quote(ttl)+"\n")
-		_, err := Load(p)
-		wantFatal(t, err, "ticket_ttl")
+		t.Run("ticket_ttl "+quote(ttl), func(t *testing.T) {
+			p := write(t, dir, "p.toml", "[sweep]\nticket_ttl = "+quote(ttl)+"\n")
+			_, err := Load(p)
+			wantFatal(t, err, "ticket_ttl")
+		})
 	}
 	p := write(t, dir, "p.toml", "[sweep]\nticket_ttl = \"90m\"\n")
 	pol, err := Load(p)
@@ -293,9 +354,11 @@ func TestBadTicketTTLIsFatal(t *testing.T) {
 		t.Fatal("the default ticket TTL is not one hour")
 	}
 	for _, n := range []string{"-1", "100001"} {
-		p := write(t, dir, "p.toml", "[sweep]\nmax_finds = "+n+"\n")
-		_, err := Load(p)
-		wantFatal(t, err, "max_finds")
+		t.Run("max_finds "+n, func(t *testing.T) {
+			p := write(t, dir, "p.toml", "[sweep]\nmax_finds = "+n+"\n")
+			_, err := Load(p)
+			wantFatal(t, err, "max_finds")
+		})
 	}
 }
 
@@ -335,14 +398,16 @@ func TestCheckOutsideRefusesStateInsideRoot(t *testing.T) {
 		"relative dangling symlink":       relDangling,
 		"dotdot lexically inside":         filepath.Join(outside, "..", "root", "a"),
 	} {
-		if err := CheckOutside("audit_log", path, []string{"/nonexistent-root-for-test", root}); err == nil {
-			t.Errorf("%s: %s accepted inside root %s", name, path, root)
-		} else {
-			wantFatal(t, err, "inside root")
-		}
-		if err := CheckOutside("audit_log", path, []string{rootLink}); err == nil {
-			t.Errorf("%s: %s accepted inside a root named through a symlink", name, path)
-		}
+		t.Run("refuses "+name, func(t *testing.T) {
+			if err := CheckOutside("audit_log", path, []string{"/nonexistent-root-for-test", root}); err == nil {
+				t.Errorf("%s: %s accepted inside root %s", name, path, root)
+			} else {
+				wantFatal(t, err, "inside root")
+			}
+			if err := CheckOutside("audit_log", path, []string{rootLink}); err == nil {
+				t.Errorf("%s: %s accepted inside a root named through a symlink", name, path)
+			}
+		})
 	}
 	for name, path := range map[string]string{
 		"outside":               filepath.Join(outside, "audit.jsonl.real"),
@@ -350,9 +415,11 @@ func TestCheckOutsideRefusesStateInsideRoot(t *testing.T) {
 		"sibling, not existing": filepath.Join(base, "rootx", "a"),
 		"dotdot out":            filepath.Join(root, "..", "outside", "a"),
 	} {
-		if err := CheckOutside("journal", path, []string{root, ""}); err != nil {
-			t.Errorf("%s: %s refused: %v", name, path, err)
-		}
+		t.Run("accepts "+name, func(t *testing.T) {
+			if err := CheckOutside("journal", path, []string{root, ""}); err != nil {
+				t.Errorf("%s: %s refused: %v", name, path, err)
+			}
+		})
 	}
 }
 
@@ -377,11 +444,13 @@ func TestAuditPathInsertsServerName(t *testing.T) {
 		{"/state/audit", "terminald", "/state/audit.terminald"},
 		{"/state.d/audit.log", "organizerd", "/state.d/audit.organizerd.log"},
 	} {
-		p := &Policy{AuditLog: c.log}
-		got, err := p.AuditPath(c.server, noDefault)
-		if err != nil || got != c.want {
-			t.Errorf("AuditPath(%q, %q) = %q, %v; want %q", c.log, c.server, got, err, c.want)
-		}
+		t.Run(c.server, func(t *testing.T) {
+			p := &Policy{AuditLog: c.log}
+			got, err := p.AuditPath(c.server, noDefault)
+			if err != nil || got != c.want {
+				t.Errorf("AuditPath(%q, %q) = %q, %v; want %q", c.log, c.server, got, err, c.want)
+			}
+		})
 	}
 	p := &Policy{}
 	got, err := p.AuditPath("sweepd", func() (string, error) { return "/xdg/bastion", nil })
@@ -400,22 +469,27 @@ func TestAuditPathInsertsServerName(t *testing.T) {
 }
 
 func TestExitPrintsOneFatalLine(t *testing.T) {
-	for _, err := range []error{
-		Fatalf("policy file %s does not exist", "/p.toml"),
-		Fatalf("line 1\nline 2\r\nline 3\rline 4"),
-		errors.New("plain error\n"),
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{"one line", Fatalf("policy file %s does not exist", "/p.toml")},
+		{"line breaks", Fatalf("line 1\nline 2\r\nline 3\rline 4")},
+		{"plain error", errors.New("plain error\n")},
 	} {
-		var buf bytes.Buffer
-		if code := Exit(&buf, err); code != 2 {
-			t.Errorf("exit code %d, want 2", code)
-		}
-		out := buf.String()
-		if !strings.HasPrefix(out, "fatal: ") || !strings.HasSuffix(out, "\n") {
-			t.Errorf("output %q is not a fatal: line", out)
-		}
-		if strings.Count(out, "\n") != 1 || strings.Contains(out, "\r") {
-			t.Errorf("output %q is not exactly one line", out)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if code := Exit(&buf, c.err); code != 2 {
+				t.Errorf("exit code %d, want 2", code)
+			}
+			out := buf.String()
+			if !strings.HasPrefix(out, "fatal: ") || !strings.HasSuffix(out, "\n") {
+				t.Errorf("output %q is not a fatal: line", out)
+			}
+			if strings.Count(out, "\n") != 1 || strings.Contains(out, "\r") {
+				t.Errorf("output %q is not exactly one line", out)
+			}
+		})
 	}
 }
 
@@ -427,9 +501,11 @@ func TestShippedPoliciesParseStrictly(t *testing.T) {
 		t.Fatalf("no shipped policies found: %v", err)
 	}
 	for _, f := range files {
-		if _, err := LoadFile(f); err != nil {
-			t.Errorf("%s: %v", filepath.Base(f), err)
-		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			if _, err := LoadFile(f); err != nil {
+				t.Errorf("%s: %v", filepath.Base(f), err)
+			}
+		})
 	}
 }
 
@@ -442,6 +518,32 @@ func TestShippedPolicyHasNoRoots(t *testing.T) {
 	if len(pol.Sweep.Roots) != 0 || pol.Terminal.JailRoot != "" || pol.Organizer.WorkspaceRoot != "" {
 		t.Fatalf("policies/policy.toml ships with a root: %+v %q %q",
 			pol.Sweep.Roots, pol.Terminal.JailRoot, pol.Organizer.WorkspaceRoot)
+	}
+}
+
+// TestShippedPoliciesCarryTheGeneratedSections proves each shipped
+// policy's [terminal] command policy is the safety/command section it is
+// generated from (make policy-check also compares the bytes).
+func TestShippedPoliciesCarryTheGeneratedSections(t *testing.T) {
+	for _, c := range []struct {
+		file    string
+		section command.Section
+	}{
+		{"policy.toml", command.Standard()},
+		{"policy.example.toml", command.Standard()},
+		{"dev.example.toml", command.Dev()},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			pol, err := LoadFile(filepath.Join("..", "..", "policies", c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := pol.Terminal.CommandPolicy(), c.section.Policy()
+			if !reflect.DeepEqual(got.Allow, want.Allow) || !reflect.DeepEqual(got.Deny, want.Deny) ||
+				!reflect.DeepEqual(got.Rules, want.Rules) {
+				t.Errorf("its command policy is not the generated one: run make policy-docs")
+			}
+		})
 	}
 }
 

@@ -43,26 +43,12 @@ type CheckOptions struct {
 	StateDir func() (string, error)
 }
 
-// Interpreters are allowlist entries that run arbitrary code given as an
-// argument or a file: allowlisting one turns the command policy into
-// "anything the interpreter can do". In the allowlist profile, check warns
-// about those the command policy does not already refuse (make, npm, pip,
-// vim, docker...); the sandbox profile allows them all.
-var Interpreters = []string{
-	"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "csh", "tcsh", "busybox", "powershell", "pwsh",
-	"python", "python2", "python3", "perl", "ruby", "node", "deno", "bun", "php", "lua", "tclsh", "R", "julia",
-	"awk", "gawk", "sed", "make", "npm", "npx", "pip", "env", "xargs", "vim", "emacs", "gdb", "docker",
-}
-
 // Effective computes server's effective configuration. It never touches the
 // filesystem beyond lstat of roots and state directories.
 func (p *Policy) Effective(server string, o CheckOptions) *Effective {
 	e := &Effective{Server: server, PolicyFile: p.File, Warnings: []string{}, Errors: []string{}}
 	if e.PolicyFile == "" {
 		e.PolicyFile = "(none)"
-	}
-	set := func(k, format string, a ...any) {
-		e.Settings = append(e.Settings, Setting{k, fmt.Sprintf(format, a...)})
 	}
 	stateDir := o.StateDir
 	if stateDir == nil {
@@ -71,104 +57,141 @@ func (p *Policy) Effective(server string, o CheckOptions) *Effective {
 	var roots []string
 	switch server {
 	case "sweepd":
-		roots = append(append([]string{}, p.Sweep.Roots...), o.Roots...)
-		if len(roots) == 0 {
-			e.Errorf("no root: pass --root DIR or set [sweep] roots")
-		}
-		for i, r := range roots {
-			if abs, err := filepath.Abs(r); err == nil {
-				roots[i] = abs
-			}
-			set("sweep.root", "%s", roots[i])
-			e.checkRoot("sweep root", roots[i])
-		}
-		set("sweep.ticket_ttl", "%s", p.Sweep.TTL())
-		mf := p.Sweep.MaxFinds
-		if mf == 0 {
-			mf = 500
-		}
-		set("sweep.max_finds", "%d", mf)
-		set("sweep.disable", "%d kind(s) %s", len(p.Sweep.Disable), list(p.Sweep.Disable))
-		set("sandbox", "none needed: sweepd runs no programs")
+		roots = e.sweepd(p.Sweep, o.Roots)
 	case "terminald":
-		t := p.Terminal
-		if t.JailRoot == "" {
-			e.Errorf("no jail root: set [terminal] jail_root or %s", EnvJailRoot)
-		} else {
-			roots = []string{t.JailRoot}
-			set("terminal.jail_root", "%s", t.JailRoot)
-			e.checkRoot("jail root", t.JailRoot)
-		}
-		e.terminal(t, set)
-		if t.State.Dir != "" && t.JailRoot != "" && IsWithin(t.State.Dir, t.JailRoot) {
-			e.Errorf("terminal.state.dir %s lies inside the jail root %s", t.State.Dir, t.JailRoot)
-		}
+		roots = e.terminald(p.Terminal)
 	case "organizerd":
-		o := p.Organizer
-		if o.WorkspaceRoot == "" {
-			e.Errorf("no workspace root: set [organizer] workspace_root or %s", EnvWorkspaceRoot)
-		} else {
-			roots = []string{o.WorkspaceRoot}
-			set("organizer.workspace_root", "%s", o.WorkspaceRoot)
-			e.checkRoot("workspace root", o.WorkspaceRoot)
-		}
-		keys := make([]string, 0, len(o.Categories))
-		for k := range o.Categories {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		set("organizer.categories", "%d %s", len(keys), list(keys))
-		set("organizer.skip", "%d rule(s)", len(o.Skip))
-		set("organizer.recent_seconds", "%s", orDefault(o.RecentSeconds, "s"))
-		set("sandbox", "none needed: organizerd runs no programs")
-		if o.Journal != "" {
-			set("organizer.journal", "%s", o.Journal)
-			if o.WorkspaceRoot != "" {
-				if err := CheckOutside("journal", o.Journal, []string{o.WorkspaceRoot}); err != nil {
-					e.Errorf("%s", err)
-				}
-			}
-		} else {
-			set("organizer.journal", "(server default)")
-		}
-		for _, s := range o.Skip {
-			if s.Layer != "protection" && s.Layer != "restraint" {
-				e.Errorf("organizer.skip %q: layer must be \"protection\" or \"restraint\", not %q", s.Name, s.Layer)
-			}
-		}
+		roots = e.organizerd(p.Organizer)
 	case "radar":
-		set("radar.rule_files", "%d %s", len(p.Radar.RuleFiles), list(p.Radar.RuleFiles))
-		set("radar.scan_bytes", "%s", orDefault(p.Radar.ScanBytes, " bytes"))
-		for _, f := range p.Radar.RuleFiles {
-			if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
-				e.Errorf("radar rule file %s is not a readable regular file", f)
-			}
-		}
+		e.radar(p.Radar)
 	default:
 		e.Errorf("unknown server %q (want one of %s)", server, strings.Join(Servers, ", "))
 		return e
 	}
 	if server != "radar" {
-		set("audit_fail_mode", "%s", or(p.AuditFailMode, "closed"))
-		if p.AuditFailMode == "open" {
-			e.Warnf("audit_fail_mode = \"open\": actions proceed when the audit log cannot be written, so some may go unrecorded")
-		}
-		if ap, err := p.AuditPath(server, stateDir); err != nil {
-			e.Errorf("%s", err)
-		} else {
-			set("audit_log", "%s", ap)
-			if err := CheckOutside("audit log", ap, roots); err != nil {
-				e.Errorf("%s", err)
-			}
-		}
+		e.audit(p, server, stateDir, roots)
 	}
 	if len(p.Redaction.Patterns) > 0 || p.Redaction.Entropy {
-		set("redaction", "%d extra pattern(s), entropy %v", len(p.Redaction.Patterns), p.Redaction.Entropy)
+		e.set("redaction", "%d extra pattern(s), entropy %v", len(p.Redaction.Patterns), p.Redaction.Entropy)
 	}
 	if runtime.GOOS != "linux" && server != "radar" {
 		e.Warnf("this platform (%s) has no openat2: paths are resolved with the portable os.Root fallback (see docs/guarantees.md)", runtime.GOOS)
 	}
 	return e
+}
+
+// set adds one setting.
+func (e *Effective) set(k, format string, a ...any) {
+	e.Settings = append(e.Settings, Setting{k, fmt.Sprintf(format, a...)})
+}
+
+// sweepd checks sweepd's section plus the --root flags, and returns the
+// roots, made absolute.
+func (e *Effective) sweepd(s Sweep, extra []string) []string {
+	roots := append(append([]string{}, s.Roots...), extra...)
+	if len(roots) == 0 {
+		e.Errorf("no root: pass --root DIR or set [sweep] roots")
+	}
+	for i, r := range roots {
+		if abs, err := filepath.Abs(r); err == nil {
+			roots[i] = abs
+		}
+		e.set("sweep.root", "%s", roots[i])
+		e.checkRoot("sweep root", roots[i])
+	}
+	e.set("sweep.ticket_ttl", "%s", s.TTL())
+	mf := s.MaxFinds
+	if mf == 0 {
+		mf = 500
+	}
+	e.set("sweep.max_finds", "%d", mf)
+	e.set("sweep.disable", "%d kind(s) %s", len(s.Disable), list(s.Disable))
+	e.set("sandbox", "none needed: sweepd runs no programs")
+	return roots
+}
+
+// terminald checks terminald's section and returns its root, the jail.
+func (e *Effective) terminald(t Terminal) []string {
+	var roots []string
+	if t.JailRoot == "" {
+		e.Errorf("no jail root: set [terminal] jail_root or %s", EnvJailRoot)
+	} else {
+		roots = []string{t.JailRoot}
+		e.set("terminal.jail_root", "%s", t.JailRoot)
+		e.checkRoot("jail root", t.JailRoot)
+	}
+	e.terminal(t, e.set)
+	if t.State.Dir != "" && t.JailRoot != "" && IsWithin(t.State.Dir, t.JailRoot) {
+		e.Errorf("terminal.state.dir %s lies inside the jail root %s", t.State.Dir, t.JailRoot)
+	}
+	return roots
+}
+
+// organizerd checks organizerd's section and returns its root, the
+// workspace.
+func (e *Effective) organizerd(o Organizer) []string {
+	var roots []string
+	if o.WorkspaceRoot == "" {
+		e.Errorf("no workspace root: set [organizer] workspace_root or %s", EnvWorkspaceRoot)
+	} else {
+		roots = []string{o.WorkspaceRoot}
+		e.set("organizer.workspace_root", "%s", o.WorkspaceRoot)
+		e.checkRoot("workspace root", o.WorkspaceRoot)
+	}
+	keys := make([]string, 0, len(o.Categories))
+	for k := range o.Categories {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	e.set("organizer.categories", "%d %s", len(keys), list(keys))
+	e.set("organizer.skip", "%d rule(s)", len(o.Skip))
+	e.set("organizer.recent_seconds", "%s", orDefault(o.RecentSeconds, "s"))
+	e.set("sandbox", "none needed: organizerd runs no programs")
+	if o.Journal != "" {
+		e.set("organizer.journal", "%s", o.Journal)
+		if o.WorkspaceRoot != "" {
+			if err := CheckOutside("journal", o.Journal, []string{o.WorkspaceRoot}); err != nil {
+				e.Errorf("%s", err)
+			}
+		}
+	} else {
+		e.set("organizer.journal", "(server default)")
+	}
+	for _, s := range o.Skip {
+		if s.Layer != "protection" && s.Layer != "restraint" {
+			e.Errorf("organizer.skip %q: layer must be \"protection\" or \"restraint\", not %q", s.Name, s.Layer)
+		}
+	}
+	return roots
+}
+
+// radar checks the radar's section.
+func (e *Effective) radar(r Radar) {
+	e.set("radar.rule_files", "%d %s", len(r.RuleFiles), list(r.RuleFiles))
+	e.set("radar.scan_bytes", "%s", orDefault(r.ScanBytes, " bytes"))
+	for _, f := range r.RuleFiles {
+		if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
+			e.Errorf("radar rule file %s is not a readable regular file", f)
+		}
+	}
+}
+
+// audit checks a server's audit settings: the fail mode, and a log path
+// outside every root.
+func (e *Effective) audit(p *Policy, server string, stateDir func() (string, error), roots []string) {
+	e.set("audit_fail_mode", "%s", or(p.AuditFailMode, "closed"))
+	if p.AuditFailMode == "open" {
+		e.Warnf("audit_fail_mode = \"open\": actions proceed when the audit log cannot be written, so some may go unrecorded")
+	}
+	ap, err := p.AuditPath(server, stateDir)
+	if err != nil {
+		e.Errorf("%s", err)
+		return
+	}
+	e.set("audit_log", "%s", ap)
+	if err := CheckOutside("audit log", ap, roots); err != nil {
+		e.Errorf("%s", err)
+	}
 }
 
 // Errorf records a problem that would stop the server from starting.
@@ -232,16 +255,14 @@ func broadRoot(root string) string {
 	return ""
 }
 
-// isInterpreter reports whether c, normalised like every command name
-// (command.Name), is one of Interpreters.
+// isInterpreter reports whether c (any spelling; it is normalised) runs
+// code it is given: a shell, wrapper, interpreter or tool of
+// command.Programs. In the allowlist profile, check warns about those the
+// command policy does not already refuse (the tools: make, npm, pip, vim,
+// docker...); the sandbox profile allows them all.
 func isInterpreter(c string) bool {
-	n := command.Name(c)
-	for _, i := range Interpreters {
-		if command.Name(i) == n {
-			return true
-		}
-	}
-	return false
+	_, ok := command.Lookup(c)
+	return ok
 }
 
 func list(s []string) string {

@@ -32,9 +32,23 @@ func (e *Effective) terminal(t Terminal, set func(k, format string, a ...any)) {
 	if err := t.Validate(); err != nil {
 		e.Errorf("%s", err)
 	}
-	sandboxed := t.Sandboxed()
+	terminalSettings(t, set)
+	cp := t.CommandPolicy()
+	if err := cp.Validate(); err != nil {
+		for _, r := range reasons(err) {
+			e.Errorf("%s", r)
+		}
+	}
+	for _, p := range t.startProblems() {
+		e.Errorf("%s", p)
+	}
+	e.terminalWarnings(t)
+}
+
+// terminalSettings sets the lines of terminald's effective settings.
+func terminalSettings(t Terminal, set func(k, format string, a ...any)) {
 	set("terminal.profile", "%s", t.EffectiveProfile())
-	if sandboxed {
+	if t.Sandboxed() {
 		set("terminal.guarantee", "%s", SandboxGuarantee)
 	}
 	set("terminal.allowlist", "%d command(s)", len(t.Allowlist.Commands))
@@ -61,13 +75,12 @@ func (e *Effective) terminal(t Terminal, set func(k, format string, a ...any)) {
 		set("terminal.limits."+c.key, "%s", v)
 	}
 	s := t.Sandbox
-	ll, nw, iso := s.EffectiveLandlock(), s.EffectiveNetwork(), s.EffectiveIsolation()
-	set("terminal.sandbox.isolation", "%s", iso)
-	set("terminal.sandbox.landlock", "%s", ll)
-	if nw == NetworkProxy {
+	set("terminal.sandbox.isolation", "%s", s.EffectiveIsolation())
+	set("terminal.sandbox.landlock", "%s", s.EffectiveLandlock())
+	if s.EffectiveNetwork() == NetworkProxy {
 		set("terminal.sandbox.network", "proxy, %d allowed host(s) %s", len(s.AllowedHosts), list(s.AllowedHosts))
 	} else {
-		set("terminal.sandbox.network", "%s", nw)
+		set("terminal.sandbox.network", "%s", s.EffectiveNetwork())
 	}
 	set("terminal.sandbox.caches", "%s", list(s.Caches))
 	if len(s.ReadPaths) == 0 {
@@ -79,17 +92,12 @@ func (e *Effective) terminal(t Terminal, set func(k, format string, a ...any)) {
 	if t.State.Dir != "" {
 		set("terminal.state.dir", "%s", t.State.Dir)
 	}
+}
 
-	cp := t.CommandPolicy()
-	if err := cp.Validate(); err != nil {
-		for _, r := range reasons(err) {
-			e.Errorf("%s", r)
-		}
-	}
-	if len(t.Allowlist.Commands) == 0 {
-		e.Warnf("the allowlist is empty: every command will be denied")
-	}
-	if !sandboxed {
+// terminalWarnings adds what an operator of terminald should know but
+// that does not stop it.
+func (e *Effective) terminalWarnings(t Terminal) {
+	if !t.Sandboxed() {
 		denied := map[string]bool{}
 		for _, c := range t.Denylist.Commands {
 			denied[command.Name(c)] = true
@@ -100,7 +108,8 @@ func (e *Effective) terminal(t Terminal, set func(k, format string, a ...any)) {
 			}
 		}
 	}
-	switch nw {
+	s := t.Sandbox
+	switch s.EffectiveNetwork() {
 	case NetworkAllow:
 		e.Warnf("network = \"allow\": commands may open network connections (exfiltration, downloads)")
 	case NetworkProxy:
@@ -110,13 +119,13 @@ func (e *Effective) terminal(t Terminal, set func(k, format string, a ...any)) {
 			}
 		}
 	}
-	if iso == IsolationLandlock {
+	if s.EffectiveIsolation() == IsolationLandlock {
 		e.Warnf("isolation = \"landlock\": commands run without namespaces: they can probe host paths, cannot change file modes, times or owners anywhere, and a process they start can outlive a helper killed by force")
 	}
 	for _, u := range t.Unrunnable() {
 		e.Warnf("%s", u.Why)
 	}
-	switch ll {
+	switch s.EffectiveLandlock() {
 	case LandlockOff:
 		e.Warnf("landlock = \"off\": commands are not kernel-confined to the jail; only the command policy stands between them and your files")
 	case LandlockBestEffort:

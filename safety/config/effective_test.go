@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bastion-mcp/bastion/safety/command"
 )
 
 func state(dir string) func() (string, error) { return func() (string, error) { return dir, nil } }
@@ -88,10 +91,12 @@ func TestCheckRefusesMissingAndSymlinkedRoots(t *testing.T) {
 
 func TestCheckWithoutRootIsAnError(t *testing.T) {
 	for _, srv := range []string{"sweepd", "terminald", "organizerd"} {
-		e := (&Policy{}).Effective(srv, CheckOptions{StateDir: state(t.TempDir())})
-		if len(e.Errors) == 0 {
-			t.Errorf("%s: no error without a root", srv)
-		}
+		t.Run(srv, func(t *testing.T) {
+			e := (&Policy{}).Effective(srv, CheckOptions{StateDir: state(t.TempDir())})
+			if len(e.Errors) == 0 {
+				t.Errorf("%s: no error without a root", srv)
+			}
+		})
 	}
 }
 
@@ -160,5 +165,33 @@ func TestCheckWarnsAboutCommandOutsideReadPaths(t *testing.T) {
 	e = p.Effective("terminald", CheckOptions{StateDir: state(t.TempDir())})
 	if has(e.Warnings, `"mytool"`) {
 		t.Errorf("warning although the directory is a read path: %q", e.Warnings)
+	}
+}
+
+// TestCheckWarnsAboutEveryToolOfThePrograms proves check's interpreter
+// warning derives from command.Programs: every tool (the kinds the
+// allowlist profile does not refuse outright), in each listed spelling, is
+// warned about; every shell, wrapper and interpreter is an error instead.
+func TestCheckWarnsAboutEveryToolOfThePrograms(t *testing.T) {
+	for _, prog := range command.Programs() {
+		for _, name := range append([]string{prog.Name}, prog.Typed...) {
+			t.Run(name, func(t *testing.T) {
+				if !isInterpreter(name) {
+					t.Fatalf("isInterpreter(%q) = false for a %s of command.Programs", name, prog.Kind)
+				}
+				p := &Policy{}
+				p.Terminal.JailRoot = t.TempDir()
+				p.Terminal.Allowlist.Commands = []string{"ls", name}
+				e := p.Effective("terminald", CheckOptions{StateDir: state(t.TempDir())})
+				warned := has(e.Warnings, "allowlisted interpreter "+strconv.Quote(name))
+				refused := has(e.Errors, "must not contain "+strconv.Quote(name))
+				if prog.Kind.Never() && (warned || !refused) || !prog.Kind.Never() && (!warned || refused) {
+					t.Errorf("a %s: warnings %q errors %q", prog.Kind, e.Warnings, e.Errors)
+				}
+			})
+		}
+	}
+	if isInterpreter("ls") || isInterpreter("git") {
+		t.Errorf("ls or git counted as an interpreter")
 	}
 }

@@ -4,6 +4,7 @@ package jail
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -17,16 +18,19 @@ func TestCleanRefusesDotDotTraversal(t *testing.T) {
 		"a/./../..", "a/../b/../../x", "../root/x", "x/../../root",
 		"a//..//..//x", "..\x2fx",
 	} {
-		_, err := Clean("/r", p)
-		if !errors.Is(err, ErrEscape) {
-			t.Errorf("Clean(%q) = %v, want ErrEscape", p, err)
-		}
+		t.Run("refused "+p, func(t *testing.T) {
+			if _, err := Clean("/r", p); !errors.Is(err, ErrEscape) {
+				t.Errorf("Clean(%q) = %v, want ErrEscape", p, err)
+			}
+		})
 	}
 	// Lexical ".." that stays inside is fine and comes back canonical.
 	for p, want := range map[string]string{"a/../b": "b", "a/b/..": "a", "./a//b/": "a/b", ".": ".", "a/..": "."} {
-		if got, err := Clean("/r", p); err != nil || got != want {
-			t.Errorf("Clean(%q) = %q, %v, want %q", p, got, err, want)
-		}
+		t.Run("inside "+p, func(t *testing.T) {
+			if got, err := Clean("/r", p); err != nil || got != want {
+				t.Errorf("Clean(%q) = %q, %v, want %q", p, got, err, want)
+			}
+		})
 	}
 }
 
@@ -36,9 +40,11 @@ func TestCleanRefusesAbsolutePathOutside(t *testing.T) {
 		"/", "/etc/passwd", "/r2/x", "/r2", "/rr", "/r-x/y", "/r/../r2/x",
 		"/r/../etc", "/r/a/../../x", "//r2/x", "/r/..",
 	} {
-		if got, err := Clean("/r", p); !errors.Is(err, ErrEscape) {
-			t.Errorf("Clean(/r, %q) = %q, %v, want ErrEscape", p, got, err)
-		}
+		t.Run(p, func(t *testing.T) {
+			if got, err := Clean("/r", p); !errors.Is(err, ErrEscape) {
+				t.Errorf("Clean(/r, %q) = %q, %v, want ErrEscape", p, got, err)
+			}
+		})
 	}
 	// A root given with a trailing slash, and no root at all.
 	if got, err := Clean("/r/", "/r2/x"); !errors.Is(err, ErrEscape) {
@@ -62,9 +68,11 @@ func TestCleanAcceptsAbsolutePathInside(t *testing.T) {
 		{"/", "/etc", "etc"},
 		{"/", "/", "."},
 	} {
-		if got, err := Clean(c.root, c.p); err != nil || got != c.want {
-			t.Errorf("Clean(%q, %q) = %q, %v, want %q", c.root, c.p, got, err, c.want)
-		}
+		t.Run(c.p+" in "+c.root, func(t *testing.T) {
+			if got, err := Clean(c.root, c.p); err != nil || got != c.want {
+				t.Errorf("Clean(%q, %q) = %q, %v, want %q", c.root, c.p, got, err, c.want)
+			}
+		})
 	}
 }
 
@@ -74,18 +82,22 @@ func TestCleanRefusesNULAndControlCharacters(t *testing.T) {
 		"a\x00b", "\x00", "../\x00", "a\nb", "a\rb", "a\tb", "\x1b[31m", "a\x7f",
 		"a\u0085b", "a\u009bb", "/r/x\x00/../../etc",
 	} {
-		_, err := Clean("/r", p)
-		if !errors.Is(err, ErrBadName) {
-			t.Errorf("Clean(%q) = %v, want ErrBadName", p, err)
-		}
-		if result.CodeOf(err) != result.InvalidRequest {
-			t.Errorf("Clean(%q) code %s", p, result.CodeOf(err))
-		}
+		t.Run(fmt.Sprintf("Clean %q", p), func(t *testing.T) {
+			_, err := Clean("/r", p)
+			if !errors.Is(err, ErrBadName) {
+				t.Errorf("Clean(%q) = %v, want ErrBadName", p, err)
+			}
+			if result.CodeOf(err) != result.InvalidRequest {
+				t.Errorf("Clean(%q) code %s", p, result.CodeOf(err))
+			}
+		})
 	}
 	for _, n := range []string{"a\x00b", "a\nb", "\x7f", "\u009b"} {
-		if err := CheckName(n); !errors.Is(err, ErrBadName) {
-			t.Errorf("CheckName(%q) = %v, want ErrBadName", n, err)
-		}
+		t.Run(fmt.Sprintf("CheckName %q", n), func(t *testing.T) {
+			if err := CheckName(n); !errors.Is(err, ErrBadName) {
+				t.Errorf("CheckName(%q) = %v, want ErrBadName", n, err)
+			}
+		})
 	}
 	// Printable non-ASCII is a name like any other.
 	if got, err := Clean("/r", "café/日本"); err != nil || got != "café/日本" {
@@ -96,12 +108,14 @@ func TestCleanRefusesNULAndControlCharacters(t *testing.T) {
 func TestCleanRefusesInvalidUTF8(t *testing.T) {
 	t.Parallel()
 	for _, p := range []string{"\xff", "a/\xc3", "\xed\xa0\x80", "\xc0\xaf", "a\xe2\x82"} {
-		if _, err := Clean("/r", p); !errors.Is(err, ErrBadName) {
-			t.Errorf("Clean(%q) = %v, want ErrBadName", p, err)
-		}
-		if err := CheckName(p); err == nil {
-			t.Errorf("CheckName(%q) accepted invalid UTF-8", p)
-		}
+		t.Run(fmt.Sprintf("%q", p), func(t *testing.T) {
+			if _, err := Clean("/r", p); !errors.Is(err, ErrBadName) {
+				t.Errorf("Clean(%q) = %v, want ErrBadName", p, err)
+			}
+			if err := CheckName(p); err == nil {
+				t.Errorf("CheckName(%q) accepted invalid UTF-8", p)
+			}
+		})
 	}
 }
 
@@ -128,30 +142,36 @@ func TestCleanRefusesHugePath(t *testing.T) {
 func TestCheckNameRefusesSeparatorsAndDots(t *testing.T) {
 	t.Parallel()
 	for _, n := range []string{".", "..", "a/b", "/", "../x"} {
-		if err := CheckName(n); !errors.Is(err, ErrEscape) {
-			t.Errorf("CheckName(%q) = %v, want ErrEscape", n, err)
-		}
+		t.Run("refused "+n, func(t *testing.T) {
+			if err := CheckName(n); !errors.Is(err, ErrEscape) {
+				t.Errorf("CheckName(%q) = %v, want ErrEscape", n, err)
+			}
+		})
 	}
 	if err := CheckName(""); !errors.Is(err, ErrEmpty) {
 		t.Errorf("CheckName(\"\") = %v", err)
 	}
 	for _, n := range []string{"...", ".hidden", "a..b", "x"} {
-		if err := CheckName(n); err != nil {
-			t.Errorf("CheckName(%q) = %v", n, err)
-		}
+		t.Run("accepted "+n, func(t *testing.T) {
+			if err := CheckName(n); err != nil {
+				t.Errorf("CheckName(%q) = %v", n, err)
+			}
+		})
 	}
 }
 
 func TestSplitAndJoin(t *testing.T) {
 	t.Parallel()
 	for rel, want := range map[string][2]string{"a": {".", "a"}, "a/b": {"a", "b"}, "a/b/c": {"a/b", "c"}} {
-		if p, b := Split(rel); p != want[0] || b != want[1] {
-			t.Errorf("Split(%q) = %q, %q", rel, p, b)
-		}
-		p, b := Split(rel)
-		if Join(p, b) != rel {
-			t.Errorf("Join(Split(%q)) = %q", rel, Join(p, b))
-		}
+		t.Run(rel, func(t *testing.T) {
+			p, b := Split(rel)
+			if p != want[0] || b != want[1] {
+				t.Errorf("Split(%q) = %q, %q", rel, p, b)
+			}
+			if Join(p, b) != rel {
+				t.Errorf("Join(Split(%q)) = %q", rel, Join(p, b))
+			}
+		})
 	}
 }
 
@@ -182,9 +202,11 @@ func FuzzClean(f *testing.F) {
 // on ("evil\u202Egnp.exe" reads as "evilexe.png").
 func TestCleanRefusesBidiOverrides(t *testing.T) {
 	for _, p := range []string{"evil\u202Egnp.exe", "a/\u2066b\u2069", "x\u200Fy", "/r/\u202Ax"} {
-		if _, err := Clean("/r", p); !errors.Is(err, ErrBadName) {
-			t.Errorf("Clean(%q) = %v, want ErrBadName", p, err)
-		}
+		t.Run(fmt.Sprintf("%+q", p), func(t *testing.T) {
+			if _, err := Clean("/r", p); !errors.Is(err, ErrBadName) {
+				t.Errorf("Clean(%q) = %v, want ErrBadName", p, err)
+			}
+		})
 	}
 	if rel, err := Clean("/r", "café/naïve"); err != nil || rel != "café/naïve" {
 		t.Errorf("ordinary non-ASCII refused: %q %v", rel, err)

@@ -1,5 +1,12 @@
 //go:build linux
 
+// The Linux implementation of the jail: every lookup is openat2 with
+// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS|RESOLVE_NO_XDEV
+// from an open directory fd (or, on kernels without openat2, a walk one
+// component at a time with O_NOFOLLOW and a device check), and removal goes
+// through the verified fds. The exported API and its documentation are in
+// jail.go; this file holds only the unexported implementations it calls.
+
 package jail
 
 import (
@@ -22,53 +29,22 @@ const resolveFlags = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS |
 // noOpenat2 is set once openat2 reports ENOSYS; the component walk is used from then on.
 var noOpenat2 atomic.Bool
 
-// Guarantee describes the boundary this build enforces, for startup messages and docs.
-const Guarantee = "openat2 anchored resolution: no symlinks, no escapes, no mount crossing; identity-checked fd-relative removal"
+// guarantee is Guarantee's value on Linux.
+const guarantee = "openat2 anchored resolution: no symlinks, no escapes, no mount crossing; identity-checked fd-relative removal"
 
-// Root is an open, canonical root directory.
-type Root struct {
-	dir  *Dir
-	path string
-}
+// dirHandle is an open directory file descriptor.
+type dirHandle struct{ fd int }
 
-// Dir is an open directory, reached without following any symlink. Each Dir
-// has its own directory offset; one Dir is not for concurrent ReadDir,
-// Usage or RemoveContents calls (open another Dir instead).
-type Dir struct {
-	fd   int
-	rel  string // relative to its Root, for messages
-	info Info
-}
-
-// OpenRoot opens the operator's root directory. The path must be absolute,
-// exist, be a directory and not itself be a symlink; symlinks in its parent
-// components are resolved once, here, to give the canonical path.
-func OpenRoot(path string) (*Root, error) {
-	if path == "" || !filepath.IsAbs(path) || badText(path) {
-		return nil, ErrRootInvalid
-	}
-	path = filepath.Clean(path)
-	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err != nil {
-		return nil, ErrRootNotDir
-	}
-	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		return nil, ErrRootSymlink
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return nil, ErrRootNotDir
-	}
-	canon, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return nil, ErrRootNotDir
-	}
+// openCanonical opens the canonical root path with O_NOFOLLOW and stats it
+// through the fd.
+func openCanonical(canon string, _ fs.FileInfo) (*Root, error) {
 	fd, err := retry(func() (int, error) {
 		return unix.Open(canon, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	})
 	if err != nil {
 		return nil, result.Wrap(result.PolicyDenied, "the root cannot be opened", err)
 	}
-	d := &Dir{fd: fd, rel: "."}
+	d := &Dir{dirHandle: dirHandle{fd}, rel: "."}
 	if d.info, err = statFd(fd, "."); err != nil {
 		unix.Close(fd)
 		return nil, result.Wrap(result.PolicyDenied, "the root cannot be examined", err)
@@ -76,21 +52,7 @@ func OpenRoot(path string) (*Root, error) {
 	return &Root{dir: d, path: canon}, nil
 }
 
-// Path returns the canonical absolute path of the root.
-func (r *Root) Path() string { return r.path }
-
-// Identity returns the root directory's identity.
-func (r *Root) Identity() Identity { return r.dir.info.ID }
-
-// Close releases the root's fd.
-func (r *Root) Close() error { return r.dir.Close() }
-
-// Clean validates p against this root (see the package function Clean).
-func (r *Root) Clean(p string) (string, error) { return Clean(r.path, p) }
-
-// OpenDir opens the directory rel (a cleaned relative path, "." for the root)
-// anchored beneath the root.
-func (r *Root) OpenDir(rel string) (*Dir, error) {
+func (r *Root) openDir(rel string) (*Dir, error) {
 	if rel == "." || rel == "" {
 		// A fresh open file description, not a dup: a dup would share the
 		// directory offset with every other Dir of the root, and two
@@ -101,19 +63,19 @@ func (r *Root) OpenDir(rel string) (*Dir, error) {
 		if err != nil {
 			return nil, mapErr(err)
 		}
-		return &Dir{fd: fd, rel: ".", info: r.dir.info}, nil
+		return &Dir{dirHandle: dirHandle{fd}, rel: ".", info: r.dir.info}, nil
 	}
 	fd, err := r.openBeneath(rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
 	if err != nil {
 		if errors.Is(err, unix.ENOTDIR) {
 			// O_DIRECTORY reports a final symlink as ENOTDIR; say what it is.
 			if li, lerr := r.Lstat(rel); lerr == nil && li.IsSymlink() {
-				return nil, result.Wrap(ErrSymlink.Code, ErrSymlink.Reason, err)
+				return nil, ErrSymlink.Wrap(err)
 			}
 		}
 		return nil, err
 	}
-	d := &Dir{fd: fd, rel: rel}
+	d := &Dir{dirHandle: dirHandle{fd}, rel: rel}
 	if d.info, err = statFd(fd, filepath.Base(rel)); err != nil {
 		d.Close()
 		return nil, mapErr(err)
@@ -125,8 +87,7 @@ func (r *Root) OpenDir(rel string) (*Dir, error) {
 	return d, nil
 }
 
-// OpenFile opens a regular file rel anchored beneath the root, read-only.
-func (r *Root) OpenFile(rel string) (*os.File, error) {
+func (r *Root) openFile(rel string) (*os.File, error) {
 	fd, err := r.openBeneath(rel, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK)
 	if err != nil {
 		return nil, err
@@ -139,12 +100,7 @@ func (r *Root) OpenFile(rel string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), filepath.Join(r.path, rel)), nil
 }
 
-// Lstat returns the lstat of rel without following a symlink at its end;
-// its parent components are resolved anchored.
-func (r *Root) Lstat(rel string) (Info, error) {
-	if rel == "." || rel == "" {
-		return r.dir.info, nil
-	}
+func (r *Root) lstat(rel string) (Info, error) {
 	parent, base := Split(rel)
 	d, err := r.OpenDir(parent)
 	if err != nil {
@@ -255,14 +211,7 @@ func splitAll(rel string) []string {
 	return out
 }
 
-// Rel returns the directory's path relative to its root.
-func (d *Dir) Rel() string { return d.rel }
-
-// Info returns the stat taken when the directory was opened.
-func (d *Dir) Info() Info { return d.info }
-
-// Stat re-reads the directory's stat through its fd.
-func (d *Dir) Stat() (Info, error) {
+func (d *Dir) stat() (Info, error) {
 	i, err := statFd(d.fd, d.info.Name)
 	if err != nil {
 		return Info{}, mapErr(err)
@@ -270,9 +219,8 @@ func (d *Dir) Stat() (Info, error) {
 	return i, nil
 }
 
-// Close releases the directory's fd.
-func (d *Dir) Close() error {
-	if d == nil || d.fd < 0 {
+func (d *Dir) close() error {
+	if d.fd < 0 {
 		return nil
 	}
 	err := unix.Close(d.fd)
@@ -280,12 +228,7 @@ func (d *Dir) Close() error {
 	return err
 }
 
-// OpenDir opens the child directory name without following a symlink and
-// without entering another mount.
-func (d *Dir) OpenDir(name string) (*Dir, error) {
-	if err := CheckName(name); err != nil {
-		return nil, err
-	}
+func (d *Dir) openDir(name string) (*Dir, error) {
 	fd, err := retry(func() (int, error) {
 		return unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	})
@@ -293,12 +236,12 @@ func (d *Dir) OpenDir(name string) (*Dir, error) {
 		if err == unix.ENOTDIR {
 			// O_DIRECTORY reports a symlink as ENOTDIR; say what it is.
 			if li, lerr := d.Lstat(name); lerr == nil && li.IsSymlink() {
-				return nil, result.Wrap(ErrSymlink.Code, ErrSymlink.Reason, err)
+				return nil, ErrSymlink.Wrap(err)
 			}
 		}
 		return nil, mapErr(err)
 	}
-	c := &Dir{fd: fd, rel: Join(d.rel, name)}
+	c := &Dir{dirHandle: dirHandle{fd}, rel: Join(d.rel, name)}
 	if c.info, err = statFd(fd, name); err != nil {
 		c.Close()
 		return nil, mapErr(err)
@@ -310,11 +253,7 @@ func (d *Dir) OpenDir(name string) (*Dir, error) {
 	return c, nil
 }
 
-// Lstat returns the stat of the child name without following a symlink.
-func (d *Dir) Lstat(name string) (Info, error) {
-	if err := CheckName(name); err != nil {
-		return Info{}, err
-	}
+func (d *Dir) lstat(name string) (Info, error) {
 	var stx unix.Statx_t
 	err := retryErr(func() error {
 		return unix.Statx(d.fd, name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT,
@@ -326,8 +265,7 @@ func (d *Dir) Lstat(name string) (Info, error) {
 	return infoFromStatx(name, &stx), nil
 }
 
-// ReadDir reads all entries of the directory (without "." and "..").
-func (d *Dir) ReadDir() ([]Entry, error) {
+func (d *Dir) readDir() ([]Entry, error) {
 	if _, err := unix.Seek(d.fd, 0, 0); err != nil {
 		return nil, mapErr(err)
 	}
@@ -390,11 +328,9 @@ func direntType(t uint8) fs.FileMode {
 	return fs.ModeIrregular // unknown: callers Lstat
 }
 
-// RemoveContents deletes everything beneath d through fds: it never follows
-// a symlink (a link is unlinked, not followed), never enters another mount
-// (such an entry is left in place and reported) and never leaves d. It
-// returns what it removed.
-func (d *Dir) RemoveContents() (Usage, error) {
+// removeContents deletes through fds: up to three passes over the entries
+// (a racing writer may add more), then a final check that d is empty.
+func (d *Dir) removeContents() (Usage, error) {
 	var u Usage
 	var firstErr error
 	for pass := 0; pass < 3; pass++ {
@@ -479,12 +415,7 @@ func (d *Dir) removeEntry(e Entry) (Usage, error) {
 	return u, nil
 }
 
-// RemoveEmptyChild removes the now-empty child directory name, provided the
-// name still refers to the object with identity want. Limitation: the check
-// and the unlinkat are two syscalls, so a swap between them could remove a
-// different directory at that name, but only an empty one (AT_REMOVEDIR
-// never removes contents).
-func (d *Dir) RemoveEmptyChild(name string, want Identity) error {
+func (d *Dir) removeEmptyChild(name string, want Identity) error {
 	info, err := d.Lstat(name)
 	if err != nil {
 		return err
@@ -498,8 +429,7 @@ func (d *Dir) RemoveEmptyChild(name string, want Identity) error {
 	return nil
 }
 
-// Sync flushes the directory's entries to disk.
-func (d *Dir) Sync() error { return mapErr(unix.Fsync(d.fd)) }
+func (d *Dir) sync() error { return mapErr(unix.Fsync(d.fd)) }
 
 func statFd(fd int, name string) (Info, error) {
 	var stx unix.Statx_t
@@ -562,22 +492,22 @@ func retryErr(f func() error) error {
 	}
 }
 
-// mapErr turns a syscall error into a typed refusal, keeping the errno for
-// errors.Is and logs.
-func mapErr(err error) error {
+// osRefusal names the jail refusal an OS error from the anchored syscalls
+// is, or nil. openat2 reports ".." or an absolute path (RESOLVE_BENEATH) and
+// a mount crossing (RESOLVE_NO_XDEV) alike as EXDEV, and any symbolic link
+// (RESOLVE_NO_SYMLINKS, O_NOFOLLOW) as ELOOP.
+func osRefusal(err error) *result.Error {
 	switch err {
-	case nil:
-		return nil
 	case unix.EXDEV:
-		return result.Wrap(ErrEscape.Code, "the path leaves the root or crosses into another mount", err)
+		return ErrEscape
 	case unix.ELOOP:
-		return result.Wrap(ErrSymlink.Code, ErrSymlink.Reason, err)
+		return ErrSymlink
 	case unix.ENOENT:
-		return result.Wrap(ErrNotFound.Code, ErrNotFound.Reason, err)
+		return ErrNotFound
 	case unix.ENOTDIR:
-		return result.Wrap(ErrNotDir.Code, "a path component is not a directory (or is a symbolic link)", err)
+		return ErrNotDir
 	}
-	return err
+	return nil
 }
 
 func isXdev(err error) bool   { return errors.Is(err, unix.EXDEV) }

@@ -1,5 +1,11 @@
 //go:build !linux
 
+// The fallback implementation of the jail for every platform but Linux, on
+// os.Root: ".." and absolute paths cannot escape, but symbolic links that
+// stay inside the root are followed and mount points are not detected (see
+// Guarantee). The exported API and its documentation are in jail.go; this
+// file holds only the unexported implementations it calls.
+
 package jail
 
 import (
@@ -11,75 +17,34 @@ import (
 	"github.com/bastion-mcp/bastion/safety/result"
 )
 
-// Guarantee describes the boundary this build enforces, for startup messages and docs.
-const Guarantee = "os.Root fallback: no escapes by '..' or absolute paths; symlinks inside the root are followed; mounts are not detected; identity is best effort"
+// guarantee is Guarantee's value off Linux.
+const guarantee = "os.Root fallback: no escapes by '..' or absolute paths; symlinks inside the root are followed; mounts are not detected; identity is best effort"
 
-// Root is an open, canonical root directory.
-type Root struct {
-	dir  *Dir
-	path string
-}
+// dirHandle is an os.Root opened at the directory.
+type dirHandle struct{ root *os.Root }
 
-// Dir is an open directory beneath a root.
-type Dir struct {
-	root *os.Root
-	rel  string
-	info Info
-}
-
-// OpenRoot opens the operator's root directory (see the Linux doc).
-func OpenRoot(path string) (*Root, error) {
-	if path == "" || !filepath.IsAbs(path) || badText(path) {
-		return nil, ErrRootInvalid
-	}
-	path = filepath.Clean(path)
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, ErrRootNotDir
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		return nil, ErrRootSymlink
-	}
-	if !fi.IsDir() {
-		return nil, ErrRootNotDir
-	}
-	canon, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return nil, ErrRootNotDir
-	}
+// openCanonical opens the canonical root path as an os.Root; fi is its lstat.
+func openCanonical(canon string, fi fs.FileInfo) (*Root, error) {
 	r, err := os.OpenRoot(canon)
 	if err != nil {
 		return nil, result.Wrap(result.PolicyDenied, "the root cannot be opened", err)
 	}
-	return &Root{dir: &Dir{root: r, rel: ".", info: infoOf(fi)}, path: canon}, nil
+	learnRootEscape(r)
+	return &Root{dir: &Dir{dirHandle: dirHandle{r}, rel: ".", info: infoOf(fi)}, path: canon}, nil
 }
 
-// Path returns the canonical absolute path of the root.
-func (r *Root) Path() string { return r.path }
-
-// Identity returns the root directory's identity (best effort off Linux).
-func (r *Root) Identity() Identity { return r.dir.info.ID }
-
-// Close releases the root.
-func (r *Root) Close() error { return r.dir.root.Close() }
-
-// Clean validates p against this root.
-func (r *Root) Clean(p string) (string, error) { return Clean(r.path, p) }
-
-// OpenDir opens the directory rel beneath the root.
-func (r *Root) OpenDir(rel string) (*Dir, error) {
+func (r *Root) openDir(rel string) (*Dir, error) {
 	if rel == "" || rel == "." {
 		sub, err := r.dir.root.OpenRoot(".")
 		if err != nil {
 			return nil, mapErr(err)
 		}
-		return &Dir{root: sub, rel: ".", info: r.dir.info}, nil
+		return &Dir{dirHandle: dirHandle{sub}, rel: ".", info: r.dir.info}, nil
 	}
 	return r.dir.openSub(rel)
 }
 
-// OpenFile opens a regular file rel beneath the root, read-only.
-func (r *Root) OpenFile(rel string) (*os.File, error) {
+func (r *Root) openFile(rel string) (*os.File, error) {
 	fi, err := r.dir.root.Lstat(filepath.FromSlash(rel))
 	if err != nil {
 		return nil, mapErr(err)
@@ -91,11 +56,7 @@ func (r *Root) OpenFile(rel string) (*os.File, error) {
 	return f, mapErr(err)
 }
 
-// Lstat returns the lstat of rel beneath the root.
-func (r *Root) Lstat(rel string) (Info, error) {
-	if rel == "" || rel == "." {
-		return r.dir.info, nil
-	}
+func (r *Root) lstat(rel string) (Info, error) {
 	fi, err := r.dir.root.Lstat(filepath.FromSlash(rel))
 	if err != nil {
 		return Info{}, mapErr(err)
@@ -118,17 +79,10 @@ func (d *Dir) openSub(rel string) (*Dir, error) {
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	return &Dir{root: sub, rel: Join(d.rel, rel), info: infoOf(fi)}, nil
+	return &Dir{dirHandle: dirHandle{sub}, rel: Join(d.rel, rel), info: infoOf(fi)}, nil
 }
 
-// Rel returns the directory's path relative to its root.
-func (d *Dir) Rel() string { return d.rel }
-
-// Info returns the stat taken when the directory was opened.
-func (d *Dir) Info() Info { return d.info }
-
-// Stat re-reads the directory's stat.
-func (d *Dir) Stat() (Info, error) {
+func (d *Dir) stat() (Info, error) {
 	fi, err := d.root.Stat(".")
 	if err != nil {
 		return Info{}, mapErr(err)
@@ -136,9 +90,8 @@ func (d *Dir) Stat() (Info, error) {
 	return infoOf(fi), nil
 }
 
-// Close releases the directory.
-func (d *Dir) Close() error {
-	if d == nil || d.root == nil {
+func (d *Dir) close() error {
+	if d.root == nil {
 		return nil
 	}
 	err := d.root.Close()
@@ -146,19 +99,9 @@ func (d *Dir) Close() error {
 	return err
 }
 
-// OpenDir opens the child directory name without following a symlink.
-func (d *Dir) OpenDir(name string) (*Dir, error) {
-	if err := CheckName(name); err != nil {
-		return nil, err
-	}
-	return d.openSub(name)
-}
+func (d *Dir) openDir(name string) (*Dir, error) { return d.openSub(name) }
 
-// Lstat returns the stat of the child name without following a symlink.
-func (d *Dir) Lstat(name string) (Info, error) {
-	if err := CheckName(name); err != nil {
-		return Info{}, err
-	}
+func (d *Dir) lstat(name string) (Info, error) {
 	fi, err := d.root.Lstat(name)
 	if err != nil {
 		return Info{}, mapErr(err)
@@ -166,8 +109,7 @@ func (d *Dir) Lstat(name string) (Info, error) {
 	return infoOf(fi), nil
 }
 
-// ReadDir reads all entries of the directory.
-func (d *Dir) ReadDir() ([]Entry, error) {
+func (d *Dir) readDir() ([]Entry, error) {
 	f, err := d.root.Open(".")
 	if err != nil {
 		return nil, mapErr(err)
@@ -181,8 +123,8 @@ func (d *Dir) ReadDir() ([]Entry, error) {
 	return out, mapErr(err)
 }
 
-// RemoveContents deletes everything beneath d with os.Root.RemoveAll.
-func (d *Dir) RemoveContents() (Usage, error) {
+// removeContents measures, then deletes each entry with os.Root.RemoveAll.
+func (d *Dir) removeContents() (Usage, error) {
 	u, _ := d.Usage(nil)
 	ents, err := d.ReadDir()
 	if err != nil {
@@ -196,8 +138,9 @@ func (d *Dir) RemoveContents() (Usage, error) {
 	return u, nil
 }
 
-// RemoveEmptyChild removes the empty child directory name if it is still want.
-func (d *Dir) RemoveEmptyChild(name string, want Identity) error {
+// removeEmptyChild skips the identity check when want is zero (Windows has
+// no inode identity).
+func (d *Dir) removeEmptyChild(name string, want Identity) error {
 	info, err := d.Lstat(name)
 	if err != nil {
 		return err
@@ -208,21 +151,19 @@ func (d *Dir) RemoveEmptyChild(name string, want Identity) error {
 	return mapErr(d.root.Remove(name))
 }
 
-// Sync is a no-op off Linux.
-func (d *Dir) Sync() error { return nil }
+func (d *Dir) sync() error { return nil }
 
-func mapErr(err error) error {
-	if err == nil {
+// osRefusal names the jail refusal an error from os.Root is, or nil.
+func osRefusal(err error) *result.Error {
+	switch {
+	case err == nil:
 		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return ErrNotFound
+	case isRootEscape(err):
+		return ErrEscape
 	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return result.Wrap(ErrNotFound.Code, ErrNotFound.Reason, err)
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Err != nil && pe.Err.Error() == "path escapes from parent" {
-		return result.Wrap(ErrEscape.Code, ErrEscape.Reason, err)
-	}
-	return err
+	return nil
 }
 
 func isXdev(err error) bool   { return false }

@@ -1,43 +1,20 @@
 //go:build linux
 
+// The Linux implementation of moves: renameat2(RENAME_NOREPLACE) between
+// parent directory fds opened anchored, linkat+unlinkat where a filesystem
+// lacks the flag, and fsync of every changed directory. The exported API and
+// its documentation are in move.go.
+
 package jail
 
 import (
 	"errors"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/bastion-mcp/bastion/safety/result"
 )
 
-// MoveGuarantee describes how this build moves files, for startup messages and docs.
-const MoveGuarantee = "renameat2(RENAME_NOREPLACE) between anchored parent directory fds; linkat+unlinkat for files where the filesystem lacks it; directories fsync'd"
-
-// Mover moves objects beneath one root. It keeps the parent directories it
-// has opened (each opened anchored, never through a symlink, never across a
-// mount) for the life of the Mover, and remembers which ones changed so that
-// Sync can fsync them in one pass. A Mover is not for concurrent use.
-//
-// Moves never overwrite: the kernel refuses an existing destination
-// (renameat2 RENAME_NOREPLACE). On a filesystem without that flag (EINVAL) a
-// regular file is moved by linkat, which also refuses an existing name, then
-// unlinkat of the source; a directory is refused (ErrDirNoReplace). The
-// source is checked against the expected FileState through its parent fd
-// right before the rename, and the destination is checked again right after:
-// if the name was swapped between the two (an adversary inside the root),
-// the object is moved back and the move reports ErrChanged. A crash between
-// linkat and unlinkat leaves the same file under both names; see
-// RemoveLinkedName.
-type Mover struct {
-	r     *Root
-	dirs  map[string]*Dir
-	dirty map[string]bool
-}
-
-// NewMover returns a Mover for r. Close it when done.
-func (r *Root) NewMover() *Mover {
-	return &Mover{r: r, dirs: map[string]*Dir{}, dirty: map[string]bool{}}
-}
+// moveGuarantee is MoveGuarantee's value on Linux.
+const moveGuarantee = "renameat2(RENAME_NOREPLACE) between anchored parent directory fds; linkat+unlinkat for files where the filesystem lacks it; directories fsync'd"
 
 func (m *Mover) dir(rel string) (*Dir, error) {
 	if d, ok := m.dirs[rel]; ok {
@@ -51,18 +28,9 @@ func (m *Mover) dir(rel string) (*Dir, error) {
 	return d, nil
 }
 
-// Move renames the object at src to dst (both cleaned root-relative paths)
-// if src is still want. dst's parent must exist (see MkdirAll). Nothing is
-// fsync'd: call Sync before relying on the move surviving a power loss.
-func (m *Mover) Move(src, dst string, want FileState) error {
+func (m *Mover) move(src, dst string, want FileState) error {
 	sp, sb := Split(src)
 	dp, db := Split(dst)
-	if err := CheckName(sb); err != nil {
-		return err
-	}
-	if err := CheckName(db); err != nil {
-		return err
-	}
 	sd, err := m.dir(sp)
 	if err != nil {
 		return err
@@ -100,15 +68,15 @@ func renameNoReplace(sd *Dir, sb string, dd *Dir, db string, isDir bool) error {
 	case err == nil:
 		return nil
 	case err == unix.EEXIST || err == unix.ENOTEMPTY:
-		return result.Wrap(ErrOccupied.Code, ErrOccupied.Reason, err)
+		return ErrOccupied.Wrap(err)
 	case err == unix.EINVAL || err == unix.ENOSYS:
 		if isDir {
-			return result.Wrap(ErrDirNoReplace.Code, ErrDirNoReplace.Reason, err)
+			return ErrDirNoReplace.Wrap(err)
 		}
 		// linkat refuses an existing name, so this never overwrites either.
 		if lerr := retryErr(func() error { return unix.Linkat(sd.fd, sb, dd.fd, db, 0) }); lerr != nil {
 			if lerr == unix.EEXIST {
-				return result.Wrap(ErrOccupied.Code, ErrOccupied.Reason, lerr)
+				return ErrOccupied.Wrap(lerr)
 			}
 			return mapErr(lerr)
 		}
@@ -117,14 +85,12 @@ func renameNoReplace(sd *Dir, sb string, dd *Dir, db string, isDir bool) error {
 		}
 		return nil
 	case err == unix.EXDEV:
-		return result.Wrap(ErrMount.Code, ErrMount.Reason, err)
+		return ErrMount.Wrap(err)
 	}
 	return mapErr(err)
 }
 
-// Sync fsyncs every directory whose entries this Mover changed since the
-// last Sync.
-func (m *Mover) Sync() error {
+func (m *Mover) sync() error {
 	var first error
 	for rel := range m.dirty {
 		d, err := m.dir(rel)
@@ -139,8 +105,7 @@ func (m *Mover) Sync() error {
 	return first
 }
 
-// Close releases the directories the Mover opened.
-func (m *Mover) Close() error {
+func (m *Mover) close() error {
 	for k, d := range m.dirs {
 		d.Close()
 		delete(m.dirs, k)
@@ -148,12 +113,7 @@ func (m *Mover) Close() error {
 	return nil
 }
 
-// MkdirAll creates the directory rel and any missing parents, one component
-// at a time through anchored directory fds: an existing component that is a
-// symlink, a file or a mount point is refused, never followed. It returns
-// the directories it created, outermost first, after fsyncing each created
-// directory's parent.
-func (r *Root) MkdirAll(rel string) (created []string, err error) {
+func (r *Root) mkdirAll(rel string) (created []string, err error) {
 	if rel == "." || rel == "" {
 		return nil, nil
 	}
@@ -190,9 +150,7 @@ func (r *Root) MkdirAll(rel string) (created []string, err error) {
 	return created, nil
 }
 
-// RemoveEmptyDir removes the directory rel if it is empty (rmdir never
-// removes contents) and fsyncs its parent. A symlink at rel is refused.
-func (r *Root) RemoveEmptyDir(rel string) error {
+func (r *Root) removeEmptyDir(rel string) error {
 	parent, base := Split(rel)
 	d, err := r.OpenDir(parent)
 	if err != nil {
@@ -208,18 +166,14 @@ func (r *Root) RemoveEmptyDir(rel string) error {
 	}
 	if err := retryErr(func() error { return unix.Unlinkat(d.fd, base, unix.AT_REMOVEDIR) }); err != nil {
 		if err == unix.ENOTEMPTY || err == unix.EEXIST {
-			return result.Wrap(ErrNotEmpty.Code, ErrNotEmpty.Reason, err)
+			return ErrNotEmpty.Wrap(err)
 		}
 		return mapErr(err)
 	}
 	return d.Sync()
 }
 
-// RemoveLinkedName removes the name rel only when rel and twin are two names
-// of the same regular file with identity want: the state an interrupted
-// linkat+unlinkat move leaves behind. It never removes the last name of a
-// file.
-func (r *Root) RemoveLinkedName(rel, twin string, want Identity) error {
+func (r *Root) removeLinkedName(rel, twin string, want Identity) error {
 	parent, base := Split(rel)
 	d, err := r.OpenDir(parent)
 	if err != nil {
@@ -243,8 +197,7 @@ func (r *Root) RemoveLinkedName(rel, twin string, want Identity) error {
 	return d.Sync()
 }
 
-// SyncDir fsyncs the directory rel, opened anchored.
-func (r *Root) SyncDir(rel string) error {
+func (r *Root) syncDir(rel string) error {
 	d, err := r.OpenDir(rel)
 	if err != nil {
 		return err

@@ -1,5 +1,11 @@
 //go:build !linux
 
+// The fallback implementation of moves, on os.Root: a regular file is moved
+// with Root.Link (which refuses an existing name) then Root.Remove of the
+// source; a directory with Root.Rename after checking that the destination
+// is free. Directory fsync is a no-op. The exported API and its
+// documentation are in move.go.
+
 package jail
 
 import (
@@ -9,31 +15,10 @@ import (
 	"strings"
 )
 
-// MoveGuarantee describes how this build moves files, for startup messages and docs.
-const MoveGuarantee = "os.Root fallback: files moved by link+remove (never overwrites); directories by an existence check then rename (a racing writer can slip in between); no directory fsync"
+// moveGuarantee is MoveGuarantee's value off Linux.
+const moveGuarantee = "os.Root fallback: files moved by link+remove (never overwrites); directories by an existence check then rename (a racing writer can slip in between); no directory fsync"
 
-// Mover moves objects beneath one root (see the Linux doc). Off Linux it
-// works through os.Root: a regular file is moved with Root.Link, which
-// refuses an existing name, then Root.Remove of the source; a directory is
-// moved with Root.Rename after checking that the destination is free, which
-// leaves a window in which a racing writer's object could be replaced.
-// Symlinks inside the root are followed by os.Root in parent components.
-// Directory fsync is a no-op.
-type Mover struct{ r *Root }
-
-// NewMover returns a Mover for r.
-func (r *Root) NewMover() *Mover { return &Mover{r: r} }
-
-// Move renames src to dst if src is still want; see the type's doc.
-func (m *Mover) Move(src, dst string, want FileState) error {
-	_, sb := Split(src)
-	_, db := Split(dst)
-	if err := CheckName(sb); err != nil {
-		return err
-	}
-	if err := CheckName(db); err != nil {
-		return err
-	}
+func (m *Mover) move(src, dst string, want FileState) error {
 	root := m.r.dir.root
 	info, err := m.r.Lstat(src)
 	if err != nil {
@@ -57,14 +42,11 @@ func (m *Mover) Move(src, dst string, want FileState) error {
 	return mapErr(root.Remove(filepath.FromSlash(src)))
 }
 
-// Sync is a no-op off Linux.
-func (m *Mover) Sync() error { return nil }
+func (m *Mover) sync() error { return nil }
 
-// Close releases nothing off Linux.
-func (m *Mover) Close() error { return nil }
+func (m *Mover) close() error { return nil }
 
-// MkdirAll creates rel and missing parents, refusing a symlink component.
-func (r *Root) MkdirAll(rel string) (created []string, err error) {
+func (r *Root) mkdirAll(rel string) (created []string, err error) {
 	cur := "."
 	for _, name := range strings.Split(rel, "/") {
 		if name == "" || name == "." {
@@ -93,8 +75,7 @@ func (r *Root) MkdirAll(rel string) (created []string, err error) {
 	return created, nil
 }
 
-// RemoveEmptyDir removes the empty directory rel.
-func (r *Root) RemoveEmptyDir(rel string) error {
+func (r *Root) removeEmptyDir(rel string) error {
 	info, err := r.Lstat(rel)
 	if err != nil {
 		return err
@@ -108,8 +89,9 @@ func (r *Root) RemoveEmptyDir(rel string) error {
 	return nil
 }
 
-// RemoveLinkedName removes rel when rel and twin are the same regular file.
-func (r *Root) RemoveLinkedName(rel, twin string, want Identity) error {
+// removeLinkedName also refuses a zero want: Windows has no identity to
+// prove the two names are one file.
+func (r *Root) removeLinkedName(rel, twin string, want Identity) error {
 	a, err := r.Lstat(rel)
 	if err != nil {
 		return err
@@ -124,5 +106,4 @@ func (r *Root) RemoveLinkedName(rel, twin string, want Identity) error {
 	return mapErr(r.dir.root.Remove(filepath.FromSlash(rel)))
 }
 
-// SyncDir is a no-op off Linux.
-func (r *Root) SyncDir(rel string) error { return nil }
+func (r *Root) syncDir(string) error { return nil }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -23,13 +24,15 @@ func TestOpenRootRefusesSymlinkedRoot(t *testing.T) {
 	mkdirAll(t, filepath.Join(tmp, "real"))
 	symlink(t, filepath.Join(tmp, "real"), filepath.Join(tmp, "link"))
 	for _, p := range []string{filepath.Join(tmp, "link"), filepath.Join(tmp, "link") + "/"} {
-		r, err := OpenRoot(p)
-		if !errors.Is(err, ErrRootSymlink) {
-			if r != nil {
-				r.Close()
+		t.Run(caseName(strings.TrimPrefix(p, tmp+"/")), func(t *testing.T) {
+			r, err := OpenRoot(p)
+			if !errors.Is(err, ErrRootSymlink) {
+				if r != nil {
+					r.Close()
+				}
+				t.Errorf("OpenRoot(%q) = %v, want ErrRootSymlink", p, err)
 			}
-			t.Errorf("OpenRoot(%q) = %v, want ErrRootSymlink", p, err)
-		}
+		})
 	}
 }
 
@@ -38,9 +41,11 @@ func TestOpenRootRefusesMissingRoot(t *testing.T) {
 	tmp := t.TempDir()
 	symlink(t, filepath.Join(tmp, "nowhere"), filepath.Join(tmp, "dangling"))
 	for _, p := range []string{filepath.Join(tmp, "missing"), filepath.Join(tmp, "missing", "deeper")} {
-		if _, err := OpenRoot(p); !errors.Is(err, ErrRootNotDir) {
-			t.Errorf("OpenRoot(%q) = %v, want ErrRootNotDir", p, err)
-		}
+		t.Run(caseName(strings.TrimPrefix(p, tmp+"/")), func(t *testing.T) {
+			if _, err := OpenRoot(p); !errors.Is(err, ErrRootNotDir) {
+				t.Errorf("OpenRoot(%q) = %v, want ErrRootNotDir", p, err)
+			}
+		})
 	}
 	if _, err := OpenRoot(filepath.Join(tmp, "dangling")); !errors.Is(err, ErrRootSymlink) {
 		t.Errorf("dangling symlink root: %v, want ErrRootSymlink", err)
@@ -55,18 +60,22 @@ func TestOpenRootRefusesFileAsRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{filepath.Join(tmp, "f"), filepath.Join(tmp, "fifo"), "/dev/null", filepath.Join(tmp, "f", "below")} {
-		if _, err := OpenRoot(p); !errors.Is(err, ErrRootNotDir) {
-			t.Errorf("OpenRoot(%q) = %v, want ErrRootNotDir", p, err)
-		}
+		t.Run(caseName(strings.TrimPrefix(p, tmp+"/")), func(t *testing.T) {
+			if _, err := OpenRoot(p); !errors.Is(err, ErrRootNotDir) {
+				t.Errorf("OpenRoot(%q) = %v, want ErrRootNotDir", p, err)
+			}
+		})
 	}
 }
 
 func TestOpenRootRefusesRelativePath(t *testing.T) {
 	t.Parallel()
 	for _, p := range []string{"", ".", "relative/dir", "./x", "../x", "/x/a\x00b", "/x/a\nb", "/x/\xff"} {
-		if _, err := OpenRoot(p); !errors.Is(err, ErrRootInvalid) {
-			t.Errorf("OpenRoot(%q) = %v, want ErrRootInvalid", p, err)
-		}
+		t.Run(caseName(p), func(t *testing.T) {
+			if _, err := OpenRoot(p); !errors.Is(err, ErrRootInvalid) {
+				t.Errorf("OpenRoot(%q) = %v, want ErrRootInvalid", p, err)
+			}
+		})
 	}
 }
 
@@ -115,27 +124,33 @@ func TestOpenDirRefusesSymlinkLeavingRoot(t *testing.T) {
 		symlink(t, "/", filepath.Join(root, "slash"))
 		r := openRoot(t, root)
 		for _, rel := range []string{"abs", "rel", "slash", "abs/deeper", "rel/deeper", "slash/etc"} {
-			d, err := r.OpenDir(rel)
-			if err == nil {
-				d.Close()
-			}
-			wantCode(t, "Root.OpenDir("+rel+")", err, result.PathEscape)
-			if _, err := r.OpenFile(rel); err == nil {
-				t.Errorf("OpenFile(%q) opened through a symlink", rel)
-			}
+			t.Run("Root.OpenDir "+caseName(rel), func(t *testing.T) {
+				d, err := r.OpenDir(rel)
+				if err == nil {
+					d.Close()
+				}
+				wantCode(t, "Root.OpenDir("+rel+")", err, result.PathEscape)
+				if _, err := r.OpenFile(rel); err == nil {
+					t.Errorf("OpenFile(%q) opened through a symlink", rel)
+				}
+			})
 		}
 		// Lexical escapes handed past Clean are refused by the anchored open too.
 		for _, rel := range []string{"..", "../outside", "a/../../outside", out} {
-			d, err := r.OpenDir(rel)
-			if err == nil {
-				d.Close()
-			}
-			wantCode(t, "Root.OpenDir("+rel+")", err, result.PathEscape)
+			t.Run("Root.OpenDir "+caseName(strings.Replace(rel, tmp, "$TMP", 1)), func(t *testing.T) {
+				d, err := r.OpenDir(rel)
+				if err == nil {
+					d.Close()
+				}
+				wantCode(t, "Root.OpenDir("+rel+")", err, result.PathEscape)
+			})
 		}
 		top := openDir(t, r, ".")
 		for _, name := range []string{"abs", "rel", "slash"} {
-			_, err := top.OpenDir(name)
-			wantCode(t, "Dir.OpenDir("+name+")", err, result.PathEscape)
+			t.Run("Dir.OpenDir "+caseName(name), func(t *testing.T) {
+				_, err := top.OpenDir(name)
+				wantCode(t, "Dir.OpenDir("+name+")", err, result.PathEscape)
+			})
 		}
 	})
 }
@@ -150,18 +165,22 @@ func TestOpenDirRefusesSymlinkInsideRootToo(t *testing.T) {
 		symlink(t, "f", filepath.Join(root, "real", "flink"))
 		r := openRoot(t, root)
 		for _, rel := range []string{"link", "abslink", "link/sub", "abslink/sub"} {
-			d, err := r.OpenDir(rel)
-			if err == nil {
-				d.Close()
-			}
-			wantCode(t, "Root.OpenDir("+rel+")", err, result.PathEscape)
+			t.Run("Root.OpenDir "+caseName(rel), func(t *testing.T) {
+				d, err := r.OpenDir(rel)
+				if err == nil {
+					d.Close()
+				}
+				wantCode(t, "Root.OpenDir("+rel+")", err, result.PathEscape)
+			})
 		}
 		for _, rel := range []string{"link/f", "real/flink"} {
-			f, err := r.OpenFile(rel)
-			if err == nil {
-				f.Close()
-			}
-			wantCode(t, "Root.OpenFile("+rel+")", err, result.PathEscape)
+			t.Run("OpenFile "+caseName(rel), func(t *testing.T) {
+				f, err := r.OpenFile(rel)
+				if err == nil {
+					f.Close()
+				}
+				wantCode(t, "Root.OpenFile("+rel+")", err, result.PathEscape)
+			})
 		}
 		top := openDir(t, r, ".")
 		_, err := top.OpenDir("link")
@@ -182,14 +201,16 @@ func TestOpenDirRefusesIntermediateSymlinkComponent(t *testing.T) {
 		writeFile(t, filepath.Join(root, "a", "real", "b", "f"), "x")
 		r := openRoot(t, root)
 		for _, rel := range []string{"a/link/b", "a/link/b/c"} {
-			d, err := r.OpenDir(rel)
-			if err == nil {
-				d.Close()
-			}
-			wantCode(t, "OpenDir("+rel+")", err, result.PathEscape)
-			if _, err := r.Lstat(rel); result.CodeOf(err) != result.PathEscape {
-				t.Errorf("Lstat(%q) = %v, want PATH_ESCAPE", rel, err)
-			}
+			t.Run("Root.OpenDir "+caseName(rel), func(t *testing.T) {
+				d, err := r.OpenDir(rel)
+				if err == nil {
+					d.Close()
+				}
+				wantCode(t, "OpenDir("+rel+")", err, result.PathEscape)
+				if _, err := r.Lstat(rel); result.CodeOf(err) != result.PathEscape {
+					t.Errorf("Lstat(%q) = %v, want PATH_ESCAPE", rel, err)
+				}
+			})
 		}
 		if f, err := r.OpenFile("a/link/b/f"); err == nil {
 			f.Close()
@@ -211,11 +232,13 @@ func TestOpenDirRefusesMountInsideRoot(t *testing.T) {
 		mkdirAll(t, filepath.Join(root, "sub", "inner"))
 		r := openRoot(t, root)
 		for _, rel := range []string{"sub", "sub/inner", "deep/er"} {
-			d, err := r.OpenDir(rel)
-			if err == nil {
-				d.Close()
-			}
-			wantCode(t, "Root.OpenDir("+rel+")", err, result.PathEscape)
+			t.Run("Root.OpenDir "+caseName(rel), func(t *testing.T) {
+				d, err := r.OpenDir(rel)
+				if err == nil {
+					d.Close()
+				}
+				wantCode(t, "Root.OpenDir("+rel+")", err, result.PathEscape)
+			})
 		}
 		top := openDir(t, r, ".")
 		_, err := top.OpenDir("sub")
@@ -292,11 +315,13 @@ func TestOpenFileRefusesNonRegularFiles(t *testing.T) {
 		writeFile(t, filepath.Join(root, "d", "f"), "hello")
 		r := openRoot(t, root)
 		for _, rel := range []string{"fifo", "d"} {
-			f, err := r.OpenFile(rel)
-			if err == nil {
-				f.Close()
-				t.Errorf("OpenFile(%q) opened a non-regular file", rel)
-			}
+			t.Run("OpenFile "+caseName(rel), func(t *testing.T) {
+				f, err := r.OpenFile(rel)
+				if err == nil {
+					f.Close()
+					t.Errorf("OpenFile(%q) opened a non-regular file", rel)
+				}
+			})
 		}
 		f, err := r.OpenFile("d/f")
 		if err != nil {
@@ -320,19 +345,21 @@ func TestLstatDoesNotFollowFinalSymlink(t *testing.T) {
 		symlink(t, "nowhere", filepath.Join(root, "d", "dangling"))
 		r := openRoot(t, root)
 		for _, rel := range []string{"d/out", "d/dangling"} {
-			info, err := r.Lstat(rel)
-			if err != nil {
-				t.Fatalf("Lstat(%q): %v", rel, err)
-			}
-			if !info.IsSymlink() || info.IsRegular() || info.IsDir() {
-				t.Errorf("Lstat(%q) mode %v: followed the link", rel, info.Mode)
-			}
-			if info.ID != identityOf(t, filepath.Join(root, rel)) {
-				t.Errorf("Lstat(%q) identity is not the link's", rel)
-			}
-			if info.Size >= 100000 || info.Name != filepath.Base(rel) {
-				t.Errorf("Lstat(%q) = %+v", rel, info)
-			}
+			t.Run("Lstat "+caseName(rel), func(t *testing.T) {
+				info, err := r.Lstat(rel)
+				if err != nil {
+					t.Fatalf("Lstat(%q): %v", rel, err)
+				}
+				if !info.IsSymlink() || info.IsRegular() || info.IsDir() {
+					t.Errorf("Lstat(%q) mode %v: followed the link", rel, info.Mode)
+				}
+				if info.ID != identityOf(t, filepath.Join(root, rel)) {
+					t.Errorf("Lstat(%q) identity is not the link's", rel)
+				}
+				if info.Size >= 100000 || info.Name != filepath.Base(rel) {
+					t.Errorf("Lstat(%q) = %+v", rel, info)
+				}
+			})
 		}
 		if _, err := r.Lstat("d/missing"); !errors.Is(err, fs.ErrNotExist) || result.CodeOf(err) != result.NotFound {
 			t.Errorf("Lstat(missing) = %v", err)
@@ -511,11 +538,13 @@ func TestOpenDirTreatsDotAndDoubleSlashTheSameInBothResolvers(t *testing.T) {
 			d.Close()
 		}
 		for _, rel := range []string{"/a/b", "/", "a/b/../../.."} {
-			d, err := r.OpenDir(rel)
-			if err == nil {
-				d.Close()
-			}
-			wantCode(t, "OpenDir("+rel+")", err, result.PathEscape)
+			t.Run("Root.OpenDir "+caseName(rel), func(t *testing.T) {
+				d, err := r.OpenDir(rel)
+				if err == nil {
+					d.Close()
+				}
+				wantCode(t, "OpenDir("+rel+")", err, result.PathEscape)
+			})
 		}
 	})
 }

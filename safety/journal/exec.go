@@ -66,88 +66,115 @@ func (j *Journal) Check(moves []Move) []Failure {
 
 // check verifies every move and returns the directories that must be created.
 func (j *Journal) check(moves []Move, reverting bool) ([]Failure, []string) {
-	var fails []Failure
-	fail := func(m Move, err error, reason string) {
-		code, r := result.Classify(err)
-		if reason != "" {
-			r = reason
-		}
-		fails = append(fails, Failure{Src: m.Src, Dst: m.Dst, Code: code, Reason: r})
-	}
-	missing := map[string]bool{}
-	parents := map[string]error{}
-	dsts := map[string]bool{}
-	dirs := map[string]*jail.Dir{}
-	defer func() {
-		for _, d := range dirs {
-			d.Close()
-		}
-	}()
-	// lstat through cached, anchored parent directory fds.
-	lstat := func(rel string) (jail.Info, error) {
-		parent, base := jail.Split(rel)
-		d, ok := dirs[parent]
-		if !ok {
-			var err error
-			if d, err = j.root.OpenDir(parent); err != nil {
-				return jail.Info{}, err
-			}
-			dirs[parent] = d
-		}
-		return d.Lstat(base)
-	}
+	c := &checker{j: j, reverting: reverting, missing: map[string]bool{}, parents: map[string]error{},
+		dsts: map[string]bool{}, dirs: map[string]*jail.Dir{}}
+	defer c.close()
 	for _, m := range moves {
-		info, err := lstat(m.Src)
-		switch {
-		case err != nil && result.CodeOf(err) == result.NotFound:
-			fail(m, jail.ErrStaleGone, "it is no longer at "+m.Src+" (moved, renamed or deleted since)")
-			continue
-		case err != nil:
-			fail(m, err, "")
-			continue
-		case info.IsSymlink():
-			fail(m, jail.ErrSymlink, m.Src+" is now a symbolic link, which is never moved")
-			continue
-		case !m.State.Matches(info):
-			fail(m, jail.ErrChanged, m.Src+" changed since it was checked (different file, size or modification time)")
-			continue
-		}
-		if m.State.Dir && strings.HasPrefix(m.Dst+"/", m.Src+"/") {
-			fail(m, jail.ErrOccupied, "a folder cannot be moved into itself")
-			continue
-		}
-		if dsts[m.Dst] {
-			fail(m, jail.ErrOccupied, "two moves target "+m.Dst)
-			continue
-		}
-		dsts[m.Dst] = true
-		if _, err := lstat(m.Dst); err == nil {
-			why := m.Dst + " is now occupied; nothing is ever overwritten"
-			if reverting {
-				why = "the original location " + m.Dst + " is now occupied; nothing is ever overwritten"
-			}
-			fail(m, jail.ErrOccupied, why)
-			continue
-		} else if result.CodeOf(err) != result.NotFound {
-			fail(m, err, "")
-			continue
-		}
-		parent, _ := jail.Split(m.Dst)
-		perr, seen := parents[parent]
-		if !seen {
-			perr = j.checkParent(parent, missing)
-			parents[parent] = perr
-		}
-		if perr != nil {
-			fail(m, perr, "")
-		}
+		c.one(m)
 	}
 	var mk []string
-	for d := range missing {
+	for d := range c.missing {
 		mk = append(mk, d)
 	}
 	sort.Strings(mk) // outermost first
-	return fails, mk
+	return c.fails, mk
+}
+
+// checker holds one check's state: the failures so far, the destination
+// folders to create, and anchored parent directories opened once each.
+type checker struct {
+	j         *Journal
+	reverting bool
+	fails     []Failure
+	missing   map[string]bool      // destination folders to create
+	parents   map[string]error     // destination folder → its verdict
+	dsts      map[string]bool      // destinations claimed so far
+	dirs      map[string]*jail.Dir // open parent directories
+}
+
+func (c *checker) close() {
+	for _, d := range c.dirs {
+		d.Close()
+	}
+}
+
+// fail records m's refusal: err's code, and reason or else err's own.
+func (c *checker) fail(m Move, err error, reason string) {
+	code, r := result.Classify(err)
+	if reason != "" {
+		r = reason
+	}
+	c.fails = append(c.fails, Failure{Src: m.Src, Dst: m.Dst, Code: code, Reason: r})
+}
+
+// lstat looks rel up through its cached, anchored parent directory fd.
+func (c *checker) lstat(rel string) (jail.Info, error) {
+	parent, base := jail.Split(rel)
+	d, ok := c.dirs[parent]
+	if !ok {
+		var err error
+		if d, err = c.j.root.OpenDir(parent); err != nil {
+			return jail.Info{}, err
+		}
+		c.dirs[parent] = d
+	}
+	return d.Lstat(base)
+}
+
+// one checks one move: the source is still the object it was, the
+// destination is free, unclaimed, and its folder is a real folder or missing.
+func (c *checker) one(m Move) {
+	if !c.sourceHolds(m) {
+		return
+	}
+	if m.State.Dir && strings.HasPrefix(m.Dst+"/", m.Src+"/") {
+		c.fail(m, jail.ErrOccupied, "a folder cannot be moved into itself")
+		return
+	}
+	if c.dsts[m.Dst] {
+		c.fail(m, jail.ErrOccupied, "two moves target "+m.Dst)
+		return
+	}
+	c.dsts[m.Dst] = true
+	if _, err := c.lstat(m.Dst); err == nil {
+		why := m.Dst + " is now occupied; nothing is ever overwritten"
+		if c.reverting {
+			why = "the original location " + m.Dst + " is now occupied; nothing is ever overwritten"
+		}
+		c.fail(m, jail.ErrOccupied, why)
+		return
+	} else if result.CodeOf(err) != result.NotFound {
+		c.fail(m, err, "")
+		return
+	}
+	parent, _ := jail.Split(m.Dst)
+	perr, seen := c.parents[parent]
+	if !seen {
+		perr = c.j.checkParent(parent, c.missing)
+		c.parents[parent] = perr
+	}
+	if perr != nil {
+		c.fail(m, perr, "")
+	}
+}
+
+// sourceHolds reports whether m's source is still there, not a symlink, and
+// unchanged since it was checked; if not, it records why.
+func (c *checker) sourceHolds(m Move) bool {
+	info, err := c.lstat(m.Src)
+	switch {
+	case err != nil && result.CodeOf(err) == result.NotFound:
+		c.fail(m, jail.ErrStaleGone, "it is no longer at "+m.Src+" (moved, renamed or deleted since)")
+	case err != nil:
+		c.fail(m, err, "")
+	case info.IsSymlink():
+		c.fail(m, jail.ErrSymlink, m.Src+" is now a symbolic link, which is never moved")
+	case !m.State.Matches(info):
+		c.fail(m, jail.ErrChanged, m.Src+" changed since it was checked (different file, size or modification time)")
+	default:
+		return true
+	}
+	return false
 }
 
 // checkParent walks rel's components: each existing one must be a real
@@ -219,57 +246,8 @@ func (j *Journal) run(b *record, hook Hook, reverting bool) (Outcome, error) {
 		return Outcome{}, err
 	}
 	j.pending[b.ID] = b
-	m := j.root.NewMover()
-	defer m.Close()
-	for _, d := range mkdirs {
-		if _, err := j.root.MkdirAll(d); err != nil {
-			break // each move below reports its own failure
-		}
-	}
-	var failed []Failure
-	var done, batch []int
-	last := time.Now()
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		if err := m.Sync(); err != nil {
-			return err
-		}
-		err := j.write(true, &record{T: "done", ID: b.ID, I: batch})
-		batch = nil
-		last = time.Now()
-		return err
-	}
-	var ioErr error
-	for i, mv := range b.Moves {
-		if err := m.Move(mv.Src, mv.Dst, mv.State); err != nil {
-			code, reason := result.Classify(err)
-			failed = append(failed, Failure{Src: mv.Src, Dst: mv.Dst, Code: code, Reason: reason})
-			continue
-		}
-		done = append(done, i)
-		batch = append(batch, i)
-		if len(batch) >= j.o.BatchMoves || time.Since(last) >= j.o.BatchInterval {
-			if err := flush(); err != nil {
-				ioErr = err
-				break
-			}
-		}
-	}
-	if ioErr == nil {
-		ioErr = flush()
-	}
-	if ioErr == nil {
-		ioErr = m.Sync()
-	}
-	c := &record{T: "commit", ID: b.ID, All: len(done) == len(b.Moves)}
-	if !c.All {
-		c.Keep = done
-		if c.Keep == nil {
-			c.Keep = []int{}
-		}
-	}
+	done, failed, ioErr := j.perform(b)
+	c := commitOf(b.ID, done, len(b.Moves))
 	if ioErr == nil {
 		ioErr = j.write(true, c)
 	}
@@ -287,6 +265,65 @@ func (j *Journal) run(b *record, hook Hook, reverting bool) (Outcome, error) {
 		return out, result.New(result.OperationFailed, "no file could be moved; see the per-file reasons")
 	}
 	return out, nil
+}
+
+// perform creates b's folders and moves b's files, recording the completed
+// moves in fsync'd batches (BatchMoves, BatchInterval). It returns the
+// indexes of the completed moves, the failed ones, and the first journal or
+// sync error, after which it stops.
+func (j *Journal) perform(b *record) (done []int, failed []Failure, ioErr error) {
+	m := j.root.NewMover()
+	defer m.Close()
+	for _, d := range b.Mkdirs {
+		if _, err := j.root.MkdirAll(d); err != nil {
+			break // each move below reports its own failure
+		}
+	}
+	var batch []int
+	last := time.Now()
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := m.Sync(); err != nil {
+			return err
+		}
+		err := j.write(true, &record{T: "done", ID: b.ID, I: batch})
+		batch = nil
+		last = time.Now()
+		return err
+	}
+	for i, mv := range b.Moves {
+		if err := m.Move(mv.Src, mv.Dst, mv.State); err != nil {
+			code, reason := result.Classify(err)
+			failed = append(failed, Failure{Src: mv.Src, Dst: mv.Dst, Code: code, Reason: reason})
+			continue
+		}
+		done = append(done, i)
+		batch = append(batch, i)
+		if len(batch) >= j.o.BatchMoves || time.Since(last) >= j.o.BatchInterval {
+			if ioErr = flush(); ioErr != nil {
+				return done, failed, ioErr
+			}
+		}
+	}
+	if ioErr = flush(); ioErr == nil {
+		ioErr = m.Sync()
+	}
+	return done, failed, ioErr
+}
+
+// commitOf is the commit record of action id: all of its n moves, or keep
+// with the indexes of the ones done (empty when none was).
+func commitOf(id uint64, done []int, n int) *record {
+	c := &record{T: "commit", ID: id, All: len(done) == n}
+	if !c.All {
+		c.Keep = done
+		if c.Keep == nil {
+			c.Keep = []int{}
+		}
+	}
+	return c
 }
 
 // maybeCompact rewrites a journal grown past 16 MiB.
@@ -337,13 +374,7 @@ func (j *Journal) recover(p *record) (Recovered, error) {
 		j.log.Warn("journal: directory sync failed during recovery", "err", err)
 	}
 	r.Completed = len(done)
-	c := &record{T: "commit", ID: p.ID, All: len(done) == len(p.Moves)}
-	if !c.All {
-		c.Keep = done
-		if c.Keep == nil {
-			c.Keep = []int{}
-		}
-	}
+	c := commitOf(p.ID, done, len(p.Moves))
 	if err := j.write(true, c); err != nil {
 		return r, err
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bastion-mcp/bastion/safety/internal/fsx"
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/result"
 )
@@ -128,7 +129,9 @@ type Journal struct {
 
 // Open opens (creating if needed) the journal at path for root, replays it,
 // recovers an interrupted action by identity, and compacts the file to the
-// current stacks.
+// current stacks (temp file, fsync, rename, fsync of the directory). A
+// compaction that cannot be made durable, the directory fsync included,
+// fails Open with ErrWrite wrapping the cause.
 func Open(path string, root *jail.Root, o Options) (*Journal, []Recovered, error) {
 	if o.BatchMoves <= 0 {
 		o.BatchMoves = 4096
@@ -174,7 +177,7 @@ func Open(path string, root *jail.Root, o Options) (*Journal, []Recovered, error
 	}
 	sort.Slice(interrupted, func(a, b int) bool { return interrupted[a].ID < interrupted[b].ID })
 	if err := j.compact(interrupted); err != nil {
-		unlock()
+		j.Close() // the file compact may have opened, and the lock
 		return nil, nil, err
 	}
 	for _, p := range interrupted {
@@ -309,12 +312,29 @@ func (j *Journal) commitState(p *record, all bool, keep []int) {
 
 // compact rewrites the journal as one state record plus the begin records
 // of actions still to recover, atomically (temp file, fsync, rename, fsync
-// of the directory), and opens it for appending.
+// of the directory), and opens it for appending. When the directory fsync
+// fails, the journal is already open on the new file, and the error is
+// returned: the rename may not survive a crash.
 func (j *Journal) compact(keep []*record) error {
 	dir := filepath.Dir(j.path)
+	if err := j.writeCompacted(dir, keep); err != nil {
+		return err
+	}
+	if err := j.reopen(); err != nil {
+		return err
+	}
+	if err := fsx.SyncDir(dir); err != nil {
+		return ErrWrite.Wrap(err)
+	}
+	return nil
+}
+
+// writeCompacted writes the state record and keep to a temporary file in
+// dir, fsyncs it and renames it over the journal.
+func (j *Journal) writeCompacted(dir string, keep []*record) error {
 	tmp, err := os.CreateTemp(dir, ".organizerd-journal-*")
 	if err != nil {
-		return result.Wrap(ErrWrite.Code, "the journal's directory is not writable", err)
+		return ErrWrite.With("the journal's directory is not writable", err)
 	}
 	bw := bufio.NewWriterSize(tmp, 1<<16)
 	enc := json.NewEncoder(bw)
@@ -337,13 +357,17 @@ func (j *Journal) compact(keep []*record) error {
 	if err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+		return ErrWrite.Wrap(err)
 	}
 	tmp.Close()
-	syncDir(dir)
+	return nil
+}
+
+// reopen opens the journal file for appending in place of the one open.
+func (j *Journal) reopen() error {
 	f, err := os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+		return ErrWrite.Wrap(err)
 	}
 	if j.f != nil {
 		j.f.Close()
@@ -356,11 +380,23 @@ func (j *Journal) compact(keep []*record) error {
 	return nil
 }
 
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
+// lockFile takes an exclusive, non-blocking flock on path, creating it; the
+// kernel drops the lock when the process dies, however it dies. Where flock
+// is absent it does nothing: one journal must have one organizerd
+// (documented).
+func lockFile(path string) (func(), error) {
+	if !fsx.CanLock {
+		return func() {}, nil
 	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|fsx.NoFollow, 0o600)
+	if err != nil {
+		return nil, result.Wrap(result.OperationFailed, "the journal's lock file cannot be opened", err)
+	}
+	if err := fsx.TryLock(f); err != nil {
+		f.Close()
+		return nil, ErrBusy
+	}
+	return func() { f.Close() }, nil
 }
 
 // write appends records; with sync, flushes and fsyncs.
@@ -368,20 +404,20 @@ func (j *Journal) write(sync bool, rs ...*record) error {
 	for _, r := range rs {
 		b, err := json.Marshal(r)
 		if err != nil {
-			return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+			return ErrWrite.Wrap(err)
 		}
 		b = append(b, '\n')
 		if _, err := j.w.Write(b); err != nil {
-			return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+			return ErrWrite.Wrap(err)
 		}
 		j.size += int64(len(b))
 	}
 	if sync {
 		if err := j.w.Flush(); err != nil {
-			return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+			return ErrWrite.Wrap(err)
 		}
 		if err := j.f.Sync(); err != nil {
-			return result.Wrap(ErrWrite.Code, ErrWrite.Reason, err)
+			return ErrWrite.Wrap(err)
 		}
 	}
 	return nil

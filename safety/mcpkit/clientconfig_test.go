@@ -55,28 +55,30 @@ func TestClientConfigMakesRelativeAndTildePathsAbsolute(t *testing.T) {
 func TestClientConfigJSONFormatsParseAndCarryTheLaunchLine(t *testing.T) {
 	l := Launch{Server: "srv", Command: "/opt/bin/srv", Args: []string{"--root", "/home/u/code"}, Env: map[string]string{}}
 	for client, top := range map[string]string{"claude-desktop": "mcpServers", "cursor": "mcpServers", "vscode": "servers"} {
-		var out, hint bytes.Buffer
-		if err := PrintClientConfig(&out, &hint, client, l); err != nil {
-			t.Fatal(err)
-		}
-		var v map[string]map[string]struct {
-			Type    string   `json:"type"`
-			Command string   `json:"command"`
-			Args    []string `json:"args"`
-		}
-		if err := json.Unmarshal(out.Bytes(), &v); err != nil {
-			t.Fatalf("%s: stdout is not only JSON (%v): %s", client, err, out.String())
-		}
-		s := v[top]["srv"]
-		if s.Command != "/opt/bin/srv" || strings.Join(s.Args, " ") != "--root /home/u/code" {
-			t.Fatalf("%s: got %+v", client, s)
-		}
-		if client == "vscode" && s.Type != "stdio" {
-			t.Fatalf("vscode entry needs type stdio: %+v", s)
-		}
-		if hint.Len() == 0 {
-			t.Fatalf("%s: no hint on where the snippet goes", client)
-		}
+		t.Run(client, func(t *testing.T) {
+			var out, hint bytes.Buffer
+			if err := PrintClientConfig(&out, &hint, client, l); err != nil {
+				t.Fatal(err)
+			}
+			var v map[string]map[string]struct {
+				Type    string   `json:"type"`
+				Command string   `json:"command"`
+				Args    []string `json:"args"`
+			}
+			if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+				t.Fatalf("%s: stdout is not only JSON (%v): %s", client, err, out.String())
+			}
+			s := v[top]["srv"]
+			if s.Command != "/opt/bin/srv" || strings.Join(s.Args, " ") != "--root /home/u/code" {
+				t.Fatalf("%s: got %+v", client, s)
+			}
+			if client == "vscode" && s.Type != "stdio" {
+				t.Fatalf("vscode entry needs type stdio: %+v", s)
+			}
+			if hint.Len() == 0 {
+				t.Fatalf("%s: no hint on where the snippet goes", client)
+			}
+		})
 	}
 }
 

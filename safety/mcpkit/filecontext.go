@@ -297,9 +297,10 @@ func uriOf(roots []*jail.Root, root *jail.Root, rel string) string {
 	return risk.URIFor(abs)
 }
 
-// summaryArgs are get_context_summary's arguments.
+// summaryArgs are get_context_summary's arguments. path is optional: an
+// empty path means every root, as no path does.
 type summaryArgs struct {
-	Path string `json:"path"`
+	Path string `json:"path,omitempty"`
 }
 
 // ContextSummaryTool builds the read-only tool get_context_summary(path?):

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -20,8 +19,6 @@ import (
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/risk"
 )
-
-var updateGolden = flag.Bool("update", false, "rewrite golden files")
 
 func writeFile(t testing.TB, dir, rel, content string) {
 	t.Helper()
@@ -118,10 +115,15 @@ func TestFileContextOfDotEnvIsHighRiskReadOnly(t *testing.T) {
 		t.Fatalf("absolute path: %+v", d2)
 	}
 	// A nested path with slashes ({+path}) and a percent-escaped one.
-	for _, uri := range []string{"file-context://src/main.go", "file-context://src%2Fmain.go"} {
-		if d := descriptorOf(t, readContext(t, c, uri)); d.URI != "file-context://src/main.go" {
-			t.Fatalf("%s: %+v", uri, d)
-		}
+	for _, tc := range []struct{ name, uri string }{
+		{"slashes", "file-context://src/main.go"},
+		{"percent-escaped slash", "file-context://src%2Fmain.go"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := descriptorOf(t, readContext(t, c, tc.uri)); d.URI != "file-context://src/main.go" {
+				t.Fatalf("%s: %+v", tc.uri, d)
+			}
+		})
 	}
 }
 
@@ -132,18 +134,20 @@ func TestFileContextRefusesDotDotEscape(t *testing.T) {
 	writeFile(t, parent, "outside.env", "SECRET=Zx9vQ2mmT7abc\n")
 	other := t.TempDir()
 	c := radarServer(t, &bytes.Buffer{}, root)
-	for _, uri := range []string{
-		"file-context://../outside.env",
-		"file-context://src/../../outside.env",
-		"file-context://%2E%2E/outside.env",
-		"file-context://" + filepath.ToSlash(filepath.Join(parent, "outside.env")),
-		"file-context://" + filepath.ToSlash(other),
+	for _, tc := range []struct{ name, uri string }{
+		{"dot-dot", "file-context://../outside.env"},
+		{"dot-dot below a directory", "file-context://src/../../outside.env"},
+		{"percent-escaped dot-dot", "file-context://%2E%2E/outside.env"},
+		{"absolute path outside the root", "file-context://" + filepath.ToSlash(filepath.Join(parent, "outside.env"))},
+		{"absolute path of another directory", "file-context://" + filepath.ToSlash(other)},
 	} {
-		text := readContext(t, c, uri)
-		refusalOf(t, text, result.PathEscape)
-		if strings.Contains(text, "SECRET") || strings.Contains(text, "Zx9vQ2mmT7abc") {
-			t.Fatalf("%s: refusal shows the file: %s", uri, text)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			text := readContext(t, c, tc.uri)
+			refusalOf(t, text, result.PathEscape)
+			if strings.Contains(text, "SECRET") || strings.Contains(text, "Zx9vQ2mmT7abc") {
+				t.Fatalf("%s: refusal shows the file: %s", tc.uri, text)
+			}
+		})
 	}
 	refusalOf(t, readContext(t, c, "file-context://missing.txt"), result.NotFound)
 	refusalOf(t, readContext(t, c, "file-context://a.txt?cursor=5"), result.InvalidRequest)
@@ -161,12 +165,18 @@ func TestFileContextRefusesSymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := radarServer(t, &bytes.Buffer{}, root)
-	for _, uri := range []string{"file-context://linkdir/id_rsa", "file-context://notes.txt", "file-context://linkdir"} {
-		text := readContext(t, c, uri)
-		refusalOf(t, text, result.PathEscape)
-		if strings.Contains(text, "PRIVATE KEY") || strings.Contains(text, "QUJDREVG") {
-			t.Fatalf("%s: %s", uri, text)
-		}
+	for _, tc := range []struct{ name, uri string }{
+		{"file through a linked directory", "file-context://linkdir/id_rsa"},
+		{"linked file", "file-context://notes.txt"},
+		{"linked directory", "file-context://linkdir"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := readContext(t, c, tc.uri)
+			refusalOf(t, text, result.PathEscape)
+			if strings.Contains(text, "PRIVATE KEY") || strings.Contains(text, "QUJDREVG") {
+				t.Fatalf("%s: %s", tc.uri, text)
+			}
+		})
 	}
 	// In a listing, a link is described by its name, never followed.
 	var page DirContext
@@ -299,7 +309,7 @@ func TestContextSummaryToolDefinitionGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	mcpkittest.Golden(t, filepath.Join("testdata", "get_context_summary.golden.json"), got, *updateGolden)
+	mcpkittest.Golden(t, filepath.Join("testdata", "get_context_summary.golden.json"), got)
 	var m map[string]any
 	_ = json.Unmarshal(got, &m)
 	a, _ := m["annotations"].(map[string]any)

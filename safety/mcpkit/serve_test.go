@@ -66,23 +66,29 @@ func req(host, origin, auth string, body io.Reader) *http.Request {
 func TestGuardRefusesForeignHost(t *testing.T) {
 	for _, host := range []string{"evil.example", "evil.example:8765", "127.0.0.1.evil.example",
 		"localhost.evil.example:80", "192.0.2.1:8765", "", "[::ffff:192.0.2.1]:80"} {
-		if w := guarded(t, "", req(host, "", "", nil)); w.Code != http.StatusForbidden {
-			t.Errorf("Host %q: status %d, want 403", host, w.Code)
-		}
+		t.Run("refused "+caseName(host), func(t *testing.T) {
+			if w := guarded(t, "", req(host, "", "", nil)); w.Code != http.StatusForbidden {
+				t.Errorf("Host %q: status %d, want 403", host, w.Code)
+			}
+		})
 	}
 	for _, host := range []string{"127.0.0.1:8765", "localhost:8765", "[::1]:8765", "127.0.0.1", "localhost"} {
-		if w := guarded(t, "", req(host, "", "", nil)); w.Code != http.StatusOK {
-			t.Errorf("Host %q: status %d, want 200", host, w.Code)
-		}
+		t.Run("allowed "+host, func(t *testing.T) {
+			if w := guarded(t, "", req(host, "", "", nil)); w.Code != http.StatusOK {
+				t.Errorf("Host %q: status %d, want 200", host, w.Code)
+			}
+		})
 	}
 }
 
 func TestGuardRefusesForeignOrigin(t *testing.T) {
 	for _, origin := range []string{"https://evil.example", "http://localhost.evil.example",
 		"http://127.0.0.1.evil.example:8765", "null", "file://", "http://192.0.2.1", "%zz"} {
-		if w := guarded(t, "", req("127.0.0.1:8765", origin, "", nil)); w.Code != http.StatusForbidden {
-			t.Errorf("Origin %q: status %d, want 403", origin, w.Code)
-		}
+		t.Run(origin, func(t *testing.T) {
+			if w := guarded(t, "", req("127.0.0.1:8765", origin, "", nil)); w.Code != http.StatusForbidden {
+				t.Errorf("Origin %q: status %d, want 403", origin, w.Code)
+			}
+		})
 	}
 	// A token does not make a browser page on another site welcome.
 	tok := strings.Repeat("t", 32)
@@ -93,9 +99,11 @@ func TestGuardRefusesForeignOrigin(t *testing.T) {
 
 func TestGuardAllowsLoopbackOrigin(t *testing.T) {
 	for _, origin := range []string{"http://localhost:3000", "http://127.0.0.1:8765", "http://[::1]:8765", "https://localhost"} {
-		if w := guarded(t, "", req("127.0.0.1:8765", origin, "", nil)); w.Code != http.StatusOK {
-			t.Errorf("Origin %q: status %d, want 200", origin, w.Code)
-		}
+		t.Run(origin, func(t *testing.T) {
+			if w := guarded(t, "", req("127.0.0.1:8765", origin, "", nil)); w.Code != http.StatusOK {
+				t.Errorf("Origin %q: status %d, want 200", origin, w.Code)
+			}
+		})
 	}
 }
 
@@ -164,8 +172,10 @@ func wantFatal(t *testing.T, err error, what string) {
 
 func TestTransportRefusesNonLoopbackWithoutToken(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", "192.0.2.1:80", ":8765", "[::]:8765", "example.com:80", "127.0.0.1"} {
-		tr := Transport{HTTP: addr}
-		wantFatal(t, tr.Validate(), addr)
+		t.Run(addr, func(t *testing.T) {
+			tr := Transport{HTTP: addr}
+			wantFatal(t, tr.Validate(), addr)
+		})
 	}
 	tr := Transport{TokenFile: tokenFile(t, strings.Repeat("k", 32))}
 	wantFatal(t, tr.Validate(), "a token file without --http")
@@ -186,19 +196,36 @@ func TestServeRefusesNonLoopbackEvenWithoutValidate(t *testing.T) {
 }
 
 func TestTransportRefusesShortToken(t *testing.T) {
-	for _, tok := range []string{"", "short", strings.Repeat("k", 15), "   " + strings.Repeat("k", 10) + "   \n"} {
-		tr := Transport{HTTP: "127.0.0.1:0", TokenFile: tokenFile(t, tok)}
-		wantFatal(t, tr.Validate(), "token "+strconv.Quote(tok))
+	for _, tc := range []struct{ name, tok string }{
+		{"empty", ""},
+		{"five bytes", "short"},
+		{"fifteen bytes", strings.Repeat("k", 15)},
+		{"ten bytes padded with spaces", "   " + strings.Repeat("k", 10) + "   \n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := Transport{HTTP: "127.0.0.1:0", TokenFile: tokenFile(t, tc.tok)}
+			wantFatal(t, tr.Validate(), "token "+strconv.Quote(tc.tok))
+		})
 	}
 }
 
 func TestTransportAcceptsLoopback(t *testing.T) {
 	for _, addr := range []string{"", "127.0.0.1:0", "127.0.0.1:8765", "localhost:8765", "[::1]:8765", "127.1.2.3:80"} {
-		tr := Transport{HTTP: addr}
-		if err := tr.Validate(); err != nil {
-			t.Errorf("%q: %v", addr, err)
-		}
+		t.Run(caseName(addr), func(t *testing.T) {
+			tr := Transport{HTTP: addr}
+			if err := tr.Validate(); err != nil {
+				t.Errorf("%q: %v", addr, err)
+			}
+		})
 	}
+}
+
+// caseName names a subtest after a value, or "empty".
+func caseName(v string) string {
+	if v == "" {
+		return "empty"
+	}
+	return v
 }
 
 func freeAddr(t *testing.T) string {

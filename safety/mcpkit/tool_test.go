@@ -21,11 +21,11 @@ import (
 const panicText = "index out of range [7] with length 3 in /home/someone/secret.go"
 
 type echoArgs struct {
-	Path  string   `json:"path"`
+	Path  string   `json:"path,omitempty"`
 	Depth int      `json:"depth,omitempty"`
 	Only  []string `json:"only,omitempty"`
 	Opts  *struct {
-		Force bool `json:"force"`
+		Force bool `json:"force,omitempty"`
 	} `json:"opts,omitempty"`
 	Big int64 `json:"big,omitempty"`
 }
@@ -105,14 +105,18 @@ func TestPanicInToolBecomesInternalErrorAndServerKeepsServing(t *testing.T) {
 
 func TestUnknownArgumentIsInvalidRequest(t *testing.T) {
 	c := startClient(t, testServer(io.Discard))
-	for _, args := range []map[string]any{
-		{"path": "a", "root": "/"},
-		{"follow_symlinks": true},
-		{"path": "a", "opts": map[string]any{"force": true, "recursive": true}},
-		{"": "x"},
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"root beside path", map[string]any{"path": "a", "root": "/"}},
+		{"follow_symlinks alone", map[string]any{"follow_symlinks": true}},
+		{"recursive in a nested object", map[string]any{"path": "a", "opts": map[string]any{"force": true, "recursive": true}}},
+		{"empty name", map[string]any{"": "x"}},
 	} {
-		r := call(t, c, "echo", args)
-		wantCode(t, r, result.InvalidRequest)
+		t.Run(tc.name, func(t *testing.T) {
+			wantCode(t, call(t, c, "echo", tc.args), result.InvalidRequest)
+		})
 	}
 	r := call(t, c, "echo", map[string]any{"path": "a", "root": "/"})
 	if !strings.Contains(r.Reason, `"root"`) {
@@ -124,44 +128,54 @@ func TestUnknownArgumentIsInvalidRequest(t *testing.T) {
 // "PATH" or "Force" must be refused, not silently mapped.
 func TestArgumentNamesAreCaseSensitive(t *testing.T) {
 	c := startClient(t, testServer(io.Discard))
-	for _, args := range []map[string]any{
-		{"PATH": "/"},
-		{"Path": "/"},
-		{"path": "a", "Depth": 3},
-		{"path": "a", "opts": map[string]any{"Force": true}},
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"PATH", map[string]any{"PATH": "/"}},
+		{"Path", map[string]any{"Path": "/"}},
+		{"Depth", map[string]any{"path": "a", "Depth": 3}},
+		{"Force in a nested object", map[string]any{"path": "a", "opts": map[string]any{"Force": true}}},
 	} {
-		r := call(t, c, "echo", args)
-		wantCode(t, r, result.InvalidRequest)
+		t.Run(tc.name, func(t *testing.T) {
+			wantCode(t, call(t, c, "echo", tc.args), result.InvalidRequest)
+		})
 	}
 }
 
 func TestRepeatedArgumentIsInvalidRequest(t *testing.T) {
 	var a echoArgs
-	for _, raw := range []string{
-		`{"path":"safe","path":"/"}`,
-		`{"path":"a","opts":{"force":false,"force":true}}`,
+	for _, tc := range []struct{ name, raw string }{
+		{"path twice", `{"path":"safe","path":"/"}`},
+		{"force twice in a nested object", `{"path":"a","opts":{"force":false,"force":true}}`},
 	} {
-		err := DecodeArgs(json.RawMessage(raw), &a)
-		if result.CodeOf(err) != result.InvalidRequest {
-			t.Errorf("%s: %v", raw, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			err := DecodeArgs(json.RawMessage(tc.raw), &a)
+			if result.CodeOf(err) != result.InvalidRequest {
+				t.Errorf("%s: %v", tc.raw, err)
+			}
+		})
 	}
 }
 
 func TestWrongTypeIsInvalidRequest(t *testing.T) {
 	c := startClient(t, testServer(io.Discard))
-	for _, args := range []any{
-		map[string]any{"path": 5},
-		map[string]any{"path": []string{"a"}},
-		map[string]any{"depth": "3"},
-		map[string]any{"depth": 1.5},
-		map[string]any{"only": "node"},
-		map[string]any{"only": []any{1}},
-		map[string]any{"opts": true},
-		map[string]any{"opts": map[string]any{"force": "yes"}},
+	for _, tc := range []struct {
+		name string
+		args any
+	}{
+		{"path number", map[string]any{"path": 5}},
+		{"path array", map[string]any{"path": []string{"a"}}},
+		{"depth string", map[string]any{"depth": "3"}},
+		{"depth fraction", map[string]any{"depth": 1.5}},
+		{"only string", map[string]any{"only": "node"}},
+		{"only numbers", map[string]any{"only": []any{1}}},
+		{"opts bool", map[string]any{"opts": true}},
+		{"force string in a nested object", map[string]any{"opts": map[string]any{"force": "yes"}}},
 	} {
-		r := call(t, c, "echo", args)
-		wantCode(t, r, result.InvalidRequest)
+		t.Run(tc.name, func(t *testing.T) {
+			wantCode(t, call(t, c, "echo", tc.args), result.InvalidRequest)
+		})
 	}
 	r := call(t, c, "echo", map[string]any{"path": 5})
 	if !strings.Contains(r.Reason, `"path"`) || !strings.Contains(r.Reason, "string") {
@@ -169,10 +183,15 @@ func TestWrongTypeIsInvalidRequest(t *testing.T) {
 	}
 	// Not an object at all, and trailing data.
 	var a echoArgs
-	for _, raw := range []string{`[1,2]`, `"path"`, `7`, `{"path":"a"} {"path":"/"}`, `{"path":`} {
-		if err := DecodeArgs(json.RawMessage(raw), &a); result.CodeOf(err) != result.InvalidRequest {
-			t.Errorf("%s: %v", raw, err)
-		}
+	for _, tc := range []struct{ name, raw string }{
+		{"array", `[1,2]`}, {"string", `"path"`}, {"number", `7`},
+		{"trailing object", `{"path":"a"} {"path":"/"}`}, {"truncated", `{"path":`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := DecodeArgs(json.RawMessage(tc.raw), &a); result.CodeOf(err) != result.InvalidRequest {
+				t.Errorf("%s: %v", tc.raw, err)
+			}
+		})
 	}
 }
 
@@ -202,31 +221,36 @@ func TestOversizedArgumentsAreRefused(t *testing.T) {
 
 func TestResultHasStructuredContentAndSameJSONText(t *testing.T) {
 	c := startClient(t, testServer(io.Discard))
-	for _, args := range []map[string]any{
-		{"path": "src", "depth": 2, "only": []string{"node"}},
-		{"path": 1},
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"success", map[string]any{"path": "src", "depth": 2, "only": []string{"node"}}},
+		{"refusal", map[string]any{"path": 1}},
 	} {
-		r := call(t, c, "echo", args)
-		var fromText, fromStructured map[string]any
-		if err := json.Unmarshal([]byte(r.Text), &fromText); err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(r.Structured, &fromStructured); err != nil {
-			t.Fatal(err)
-		}
-		a, _ := json.Marshal(fromText)
-		b, _ := json.Marshal(fromStructured)
-		if !bytes.Equal(a, b) {
-			t.Fatalf("text and structured content differ:\n%s\n%s", a, b)
-		}
-		for _, k := range []string{"ok", "code", "action", "reason", "detail", "duration_ms"} {
-			if _, ok := fromStructured[k]; !ok {
-				t.Errorf("structured content lacks %q: %s", k, b)
+		t.Run(tc.name, func(t *testing.T) {
+			r := call(t, c, "echo", tc.args)
+			var fromText, fromStructured map[string]any
+			if err := json.Unmarshal([]byte(r.Text), &fromText); err != nil {
+				t.Fatal(err)
 			}
-		}
-		if d, ok := fromStructured["detail"].(map[string]any); !ok || d == nil {
-			t.Errorf("detail is not an object: %s", b)
-		}
+			if err := json.Unmarshal(r.Structured, &fromStructured); err != nil {
+				t.Fatal(err)
+			}
+			a, _ := json.Marshal(fromText)
+			b, _ := json.Marshal(fromStructured)
+			if !bytes.Equal(a, b) {
+				t.Fatalf("text and structured content differ:\n%s\n%s", a, b)
+			}
+			for _, k := range []string{"ok", "code", "action", "reason", "detail", "duration_ms"} {
+				if _, ok := fromStructured[k]; !ok {
+					t.Errorf("structured content lacks %q: %s", k, b)
+				}
+			}
+			if d, ok := fromStructured["detail"].(map[string]any); !ok || d == nil {
+				t.Errorf("detail is not an object: %s", b)
+			}
+		})
 	}
 }
 

@@ -224,14 +224,38 @@ func New(o config.Organizer) (*Rules, error) {
 	if err != nil {
 		return nil, config.Fatalf("organize: the built-in rules are broken: %v", err)
 	}
-	rules := make([]Rule, 0, len(d.Skip)+len(o.Skip))
+	rules, err := mergeRules(d.Skip, o.Skip)
+	if err != nil {
+		return nil, err
+	}
+	if err := compile(rules); err != nil {
+		return nil, err
+	}
+	folders, cats, err := categories(d.Categories, o.Categories)
+	if err != nil {
+		return nil, err
+	}
+	rs := &Rules{all: rules, cats: cats, folders: folders, recent: recentOf(o.RecentSeconds), now: time.Now}
+	for _, r := range rules {
+		if r.Layer == Protection {
+			rs.protection = append(rs.protection, r)
+		}
+	}
+	return rs, nil
+}
+
+// mergeRules lays the policy's skip rules over the built-in ones: a policy
+// rule may replace a built-in restraint rule of the same name, never a
+// protection rule, and must name its layer and reason.
+func mergeRules(builtin []Rule, policy []config.SkipRule) ([]Rule, error) {
+	rules := make([]Rule, 0, len(builtin)+len(policy))
 	index := map[string]int{}
-	for _, r := range d.Skip {
+	for _, r := range builtin {
 		r.Source = "builtin"
 		index[r.Name] = len(rules)
 		rules = append(rules, r)
 	}
-	for n, pr := range o.Skip {
+	for n, pr := range policy {
 		r := Rule{Name: pr.Name, Layer: Layer(pr.Layer), When: pr.When, Reason: pr.Reason, Source: "policy"}
 		where := fmt.Sprintf("organizer.skip[%d]", n)
 		if r.Name == "" {
@@ -243,37 +267,50 @@ func New(o config.Organizer) (*Rules, error) {
 		if r.Reason == "" {
 			return nil, config.Fatalf("%s (%s): reason is required", where, r.Name)
 		}
-		if i, ok := index[r.Name]; ok {
-			if rules[i].Source == "builtin" && rules[i].Layer == Protection {
-				return nil, config.Fatalf("%s: %q is a built-in protection rule and cannot be replaced", where, r.Name)
-			}
-			if rules[i].Source == "policy" {
-				return nil, config.Fatalf("%s: rule %q is declared twice", where, r.Name)
-			}
-			rules[i] = r
+		i, ok := index[r.Name]
+		if !ok {
+			index[r.Name] = len(rules)
+			rules = append(rules, r)
 			continue
 		}
-		index[r.Name] = len(rules)
-		rules = append(rules, r)
+		if rules[i].Source == "builtin" && rules[i].Layer == Protection {
+			return nil, config.Fatalf("%s: %q is a built-in protection rule and cannot be replaced", where, r.Name)
+		}
+		if rules[i].Source == "policy" {
+			return nil, config.Fatalf("%s: rule %q is declared twice", where, r.Name)
+		}
+		rules[i] = r
 	}
+	return rules, nil
+}
+
+// compile checks each rule's layer and parses its conditions.
+func compile(rules []Rule) error {
 	for i := range rules {
 		r := &rules[i]
 		if r.Layer != Protection && r.Layer != Restraint {
-			return nil, config.Fatalf("organizer.skip %q: layer must be \"protection\" or \"restraint\", not %q", r.Name, r.Layer)
+			return config.Fatalf("organizer.skip %q: layer must be \"protection\" or \"restraint\", not %q", r.Name, r.Layer)
 		}
 		for _, c := range r.When {
 			ts, err := parseCond(c)
 			if err != nil {
-				return nil, config.Fatalf("organizer.skip %q: %v", r.Name, err)
+				return config.Fatalf("organizer.skip %q: %v", r.Name, err)
 			}
 			r.conds = append(r.conds, ts)
 		}
 	}
+	return nil
+}
+
+// categories lays the policy's categories over the built-in ones (an empty
+// list removes a folder) and returns folder → extensions and extension →
+// folder. Each extension belongs to one folder.
+func categories(builtin, policy map[string][]string) (map[string][]string, map[string]string, error) {
 	folders := map[string][]string{}
-	for k, v := range d.Categories {
+	for k, v := range builtin {
 		folders[k] = v
 	}
-	for k, v := range o.Categories {
+	for k, v := range policy {
 		if len(v) == 0 {
 			delete(folders, k)
 			continue
@@ -283,32 +320,32 @@ func New(o config.Organizer) (*Rules, error) {
 	cats := map[string]string{}
 	for folder, exts := range folders {
 		if err := checkFolder(folder); err != nil {
-			return nil, config.Fatalf("organizer.categories: %v", err)
+			return nil, nil, config.Fatalf("organizer.categories: %v", err)
 		}
 		for _, e := range exts {
 			e = strings.ToLower(e)
 			if !strings.HasPrefix(e, ".") || len(e) < 2 || strings.ContainsAny(e, "/\\") {
-				return nil, config.Fatalf("organizer.categories.%s: %q is not an extension like \".pdf\"", folder, e)
+				return nil, nil, config.Fatalf("organizer.categories.%s: %q is not an extension like \".pdf\"", folder, e)
 			}
 			if other, ok := cats[e]; ok && other != folder {
-				return nil, config.Fatalf("organizer.categories: %q is in both %s and %s", e, other, folder)
+				return nil, nil, config.Fatalf("organizer.categories: %q is in both %s and %s", e, other, folder)
 			}
 			cats[e] = folder
 		}
 	}
-	recent := DefaultRecent
-	if o.RecentSeconds > 0 {
-		recent = time.Duration(o.RecentSeconds) * time.Second
-	} else if o.RecentSeconds < 0 {
-		recent = 0
+	return folders, cats, nil
+}
+
+// recentOf is the recent_seconds window: DefaultRecent when unset, none
+// when negative.
+func recentOf(seconds int) time.Duration {
+	switch {
+	case seconds > 0:
+		return time.Duration(seconds) * time.Second
+	case seconds < 0:
+		return 0
 	}
-	rs := &Rules{all: rules, cats: cats, folders: folders, recent: recent, now: time.Now}
-	for _, r := range rules {
-		if r.Layer == Protection {
-			rs.protection = append(rs.protection, r)
-		}
-	}
-	return rs, nil
+	return DefaultRecent
 }
 
 func checkFolder(f string) error {

@@ -33,28 +33,43 @@ func TestProtectionSetIsTheFilteredRuleSet(t *testing.T) {
 }
 
 func TestPolicyCannotWeakenProtectionOrOmitLayer(t *testing.T) {
-	for _, bad := range []config.SkipRule{
-		{Name: "x", When: []string{"dir"}, Reason: "r"},
-		{Name: "symlink", Layer: "restraint", When: []string{}, Reason: "r"},
-		{Name: "x", Layer: "sometimes", When: []string{"dir"}, Reason: "r"},
-		{Name: "x", Layer: "restraint", When: []string{"size>1"}, Reason: "r"},
-		{Name: "x", Layer: "restraint", When: []string{"dir"}},
+	for _, c := range []struct {
+		name string
+		bad  config.SkipRule
+	}{
+		{"no layer", config.SkipRule{Name: "x", When: []string{"dir"}, Reason: "r"}},
+		{"protection rule replaced", config.SkipRule{Name: "symlink", Layer: "restraint", When: []string{}, Reason: "r"}},
+		{"unknown layer", config.SkipRule{Name: "x", Layer: "sometimes", When: []string{"dir"}, Reason: "r"}},
+		{"unknown condition", config.SkipRule{Name: "x", Layer: "restraint", When: []string{"size>1"}, Reason: "r"}},
+		{"no reason", config.SkipRule{Name: "x", Layer: "restraint", When: []string{"dir"}}},
+		{"no name", config.SkipRule{Layer: "restraint", When: []string{"dir"}, Reason: "r"}},
 	} {
-		if _, err := New(config.Organizer{Skip: []config.SkipRule{bad}}); err == nil {
-			t.Errorf("accepted %+v", bad)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := New(config.Organizer{Skip: []config.SkipRule{c.bad}}); err == nil {
+				t.Errorf("accepted %+v", c.bad)
+			}
+		})
 	}
 }
 
 func TestRestraintIsPlannerOnlyAndNeedsExplicitRequest(t *testing.T) {
 	r, _ := New(config.Organizer{})
-	for _, f := range []Facts{{Name: "setup.exe", Kind: File}, {Name: ".bashrc", Kind: File}, {Name: "x.pdf", Kind: File, ModTime: time.Now(), Category: "Documents"}} {
-		if s := r.Plan(f); s == nil || s.Code != result.NeedsExplicitRequest || s.Layer != Restraint {
-			t.Errorf("%s: plan %+v", f.Name, s)
-		}
-		if s := r.Protect(f); s != nil {
-			t.Errorf("%s: protection refused %+v", f.Name, s)
-		}
+	for _, c := range []struct {
+		name string
+		f    Facts
+	}{
+		{"installer", Facts{Name: "setup.exe", Kind: File}},
+		{"dotfile", Facts{Name: ".bashrc", Kind: File}},
+		{"recent", Facts{Name: "x.pdf", Kind: File, ModTime: time.Now(), Category: "Documents"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if s := r.Plan(c.f); s == nil || s.Code != result.NeedsExplicitRequest || s.Layer != Restraint {
+				t.Errorf("%s: plan %+v", c.f.Name, s)
+			}
+			if s := r.Protect(c.f); s != nil {
+				t.Errorf("%s: protection refused %+v", c.f.Name, s)
+			}
+		})
 	}
 	if s := r.Protect(Facts{Name: "l.pdf", Kind: Symlink}); s == nil || s.Rule != "symlink" {
 		t.Fatalf("symlink: %+v", s)

@@ -5,6 +5,7 @@ import (
 	"net/http/httptrace"
 	"net/netip"
 	"net/textproto"
+	"net/url"
 	"strings"
 	"sync"
 )
@@ -39,20 +40,46 @@ func removeHopHeaders(h http.Header) {
 }
 
 // serveForward forwards an absolute-form plain HTTP request and streams the
-// response back.
+// response back: the URL's target is parsed (forwardTarget) and checked
+// against the policy, the request rewritten for the upstream
+// (upstreamRequest), and the response relayed (relayResponse).
 func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
-	u := r.URL
+	t, why := forwardTarget(r.URL)
+	if why != "" {
+		p.badRequest(w, r, why)
+		return
+	}
+	if ref, refused := p.check(t); refused {
+		ref.Method = r.Method
+		p.refuse(w, ref)
+		return
+	}
+	resp, err := p.transport.RoundTrip(p.upstreamRequest(r, t))
+	if err != nil {
+		p.upstreamFailed(w, r, t, err)
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 {
+		// Only a 101 gets here (Upgrade was not forwarded, so a server
+		// should not send it): no protocol switch through plain HTTP.
+		textError(w, http.StatusBadGateway, "host "+quote(t.host)+" tried to switch protocols, which the proxy does not forward; use CONNECT")
+		return
+	}
+	relayResponse(w, resp)
+}
+
+// forwardTarget is the target of a request line's URL u, or the
+// client-facing reason why u cannot be forwarded.
+func forwardTarget(u *url.URL) (target, string) {
 	switch {
 	case u == nil || !u.IsAbs():
-		p.badRequest(w, r, "this is a proxy: send the absolute URL in the request line "+
-			"(GET http://example.com/path HTTP/1.1), or CONNECT example.com:443 for https")
-		return
+		return target{}, "this is a proxy: send the absolute URL in the request line " +
+			"(GET http://example.com/path HTTP/1.1), or CONNECT example.com:443 for https"
 	case u.Scheme != "http":
-		p.badRequest(w, r, "only http:// URLs are forwarded; for "+u.Scheme+":// use CONNECT host:port")
-		return
+		return target{}, "only http:// URLs are forwarded; for " + u.Scheme + ":// use CONNECT host:port"
 	case u.Host == "" || u.Hostname() == "":
-		p.badRequest(w, r, "the URL has no host")
-		return
+		return target{}, "the URL has no host"
 	}
 	port := u.Port()
 	if port == "" {
@@ -61,21 +88,20 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 	host := u.Hostname()
 	if strings.HasPrefix(u.Host, "[") {
 		if a, err := netip.ParseAddr(host); err != nil || !a.Is6() {
-			p.badRequest(w, r, "bad URL host: brackets hold an IPv6 address")
-			return
+			return target{}, "bad URL host: brackets hold an IPv6 address"
 		}
 	}
 	t, why := parseTarget(host, port)
 	if why != "" {
-		p.badRequest(w, r, "bad URL host: "+why)
-		return
+		return target{}, "bad URL host: " + why
 	}
-	if ref, refused := p.check(t); refused {
-		ref.Method = r.Method
-		p.refuse(w, ref)
-		return
-	}
+	return t, ""
+}
 
+// upstreamRequest is r as sent to the checked target t: hop-by-hop headers
+// removed, no Go default User-Agent, and the admission reported (OnAllow)
+// once its upstream connection is made.
+func (p *Proxy) upstreamRequest(r *http.Request, t target) *http.Request {
 	var admitted sync.Once
 	ctx := httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{
 		GotConn: func(httptrace.GotConnInfo) { admitted.Do(func() { p.allow(t, r.Method) }) },
@@ -98,20 +124,12 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 	if _, ok := out.Header["User-Agent"]; !ok {
 		out.Header.Set("User-Agent", "") // no Go default in the client's name
 	}
+	return out
+}
 
-	resp, err := p.transport.RoundTrip(out)
-	if err != nil {
-		p.upstreamFailed(w, r, t, err)
-		return
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 {
-		// Only a 101 gets here (Upgrade was not forwarded, so a server
-		// should not send it): no protocol switch through plain HTTP.
-		textError(w, http.StatusBadGateway, "host "+quote(t.host)+" tried to switch protocols, which the proxy does not forward; use CONNECT")
-		return
-	}
-
+// relayResponse streams resp to w, flushing as it goes: status, headers
+// (hop-by-hop ones removed) and body, then the trailers.
+func relayResponse(w http.ResponseWriter, resp *http.Response) {
 	removeHopHeaders(resp.Header)
 	dst := w.Header()
 	for k, vv := range resp.Header {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -14,9 +15,11 @@ func TestValidatePattern(t *testing.T) {
 		"xn--bcher-kva.example", "_acme.example.com", "a-b.example", "203.0.113.7", "2001:db8::1", "[2001:db8::1]",
 		"::ffff:203.0.113.7",
 	} {
-		if err := ValidatePattern(ok); err != nil {
-			t.Errorf("ValidatePattern(%q) = %v, want nil", ok, err)
-		}
+		t.Run("valid "+ok, func(t *testing.T) {
+			if err := ValidatePattern(ok); err != nil {
+				t.Errorf("ValidatePattern(%q) = %v, want nil", ok, err)
+			}
+		})
 	}
 	for bad, why := range map[string]string{
 		"":                                "empty",
@@ -51,14 +54,27 @@ func TestValidatePattern(t *testing.T) {
 		strings.Repeat("a", 64):           "63",
 		strings.Repeat("a.", 127) + "com": "253",
 	} {
-		err := ValidatePattern(bad)
-		var re *result.Error
-		if !errors.As(err, &re) || re.Code != result.InvalidRequest {
-			t.Errorf("ValidatePattern(%q) = %v, want INVALID_REQUEST", bad, err)
-			continue
-		}
-		if !strings.Contains(re.Reason, why) || !strings.Contains(re.Reason, "allowed_hosts entry") {
-			t.Errorf("ValidatePattern(%q) reason %q, want it to mention %q", bad, re.Reason, why)
-		}
+		t.Run("invalid "+patternName(bad), func(t *testing.T) {
+			err := ValidatePattern(bad)
+			var re *result.Error
+			if !errors.As(err, &re) || re.Code != result.InvalidRequest {
+				t.Fatalf("ValidatePattern(%q) = %v, want INVALID_REQUEST", bad, err)
+			}
+			if !strings.Contains(re.Reason, why) || !strings.Contains(re.Reason, "allowed_hosts entry") {
+				t.Errorf("ValidatePattern(%q) reason %q, want it to mention %q", bad, re.Reason, why)
+			}
+		})
 	}
+}
+
+// patternName names a subtest after a pattern: "empty", or the pattern,
+// shortened when long.
+func patternName(p string) string {
+	switch {
+	case p == "":
+		return "empty"
+	case len(p) > 24:
+		return fmt.Sprintf("%s...(%d bytes)", p[:12], len(p))
+	}
+	return p
 }

@@ -155,17 +155,10 @@ func New(o Options) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	ports := o.Ports
-	if len(ports) == 0 {
-		ports = defaultPorts
-	}
-	p := &Proxy{m: m, ports: map[int]bool{}, key: o.ConfigKey, dial: o.Dial,
+	p := &Proxy{m: m, key: o.ConfigKey, dial: o.Dial,
 		onRefuse: o.OnRefuse, onAllow: o.OnAllow, log: o.Logger, tunnels: map[*tunnel]struct{}{}}
-	for _, port := range ports {
-		if port < 1 || port > 65535 {
-			return nil, result.New(result.InvalidRequest, fmt.Sprintf("proxy port %d is not a TCP port (1-65535)", port))
-		}
-		p.ports[port] = true
+	if p.ports, err = portSet(o.Ports); err != nil {
+		return nil, err
 	}
 	p.portList = listPorts(p.ports)
 	if p.key == "" {
@@ -174,35 +167,11 @@ func New(o Options) (*Proxy, error) {
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
-	var bad []string
-	pick := func(name string, v, def time.Duration) time.Duration {
-		if v < 0 {
-			bad = append(bad, name)
-		}
-		if v <= 0 {
-			return def
-		}
-		return v
+	l, err := limitsOf(o)
+	if err != nil {
+		return nil, err
 	}
-	headerTimeout := pick("HeaderTimeout", o.HeaderTimeout, DefaultHeaderTimeout)
-	p.idle = pick("IdleTimeout", o.IdleTimeout, DefaultIdleTimeout)
-	p.dialLimit = pick("DialTimeout", o.DialTimeout, DefaultDialTimeout)
-	respTimeout := pick("ResponseHeaderTimeout", o.ResponseHeaderTimeout, DefaultResponseHeaderTimeout)
-	maxHeader, maxConns := o.MaxHeaderBytes, o.MaxConns
-	if maxHeader < 0 {
-		bad = append(bad, "MaxHeaderBytes")
-	} else if maxHeader == 0 {
-		maxHeader = DefaultMaxHeaderBytes
-	}
-	if maxConns < 0 {
-		bad = append(bad, "MaxConns")
-	} else if maxConns == 0 {
-		maxConns = DefaultMaxConns
-	}
-	if len(bad) > 0 {
-		return nil, result.New(result.InvalidRequest, "proxy limits must not be negative: "+strings.Join(bad, ", "))
-	}
-	p.maxConns = int64(maxConns)
+	p.idle, p.dialLimit, p.maxConns = l.idle, l.dial, int64(l.maxConns)
 	if p.dial == nil {
 		p.dial = DefaultDial(p.dialLimit)
 	}
@@ -215,22 +184,80 @@ func New(o Options) (*Proxy, error) {
 		MaxIdleConns:           64,
 		MaxIdleConnsPerHost:    4,
 		IdleConnTimeout:        90 * time.Second,
-		ResponseHeaderTimeout:  respTimeout,
+		ResponseHeaderTimeout:  l.respHeader,
 		MaxResponseHeaderBytes: 1 << 20,
 	}
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	p.srv = &http.Server{
 		Handler:                      p,
-		ReadHeaderTimeout:            headerTimeout,
+		ReadHeaderTimeout:            l.header,
 		IdleTimeout:                  p.idle,
-		MaxHeaderBytes:               maxHeader,
+		MaxHeaderBytes:               l.maxHeader,
 		ErrorLog:                     slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
 		BaseContext:                  func(net.Listener) context.Context { return p.baseCtx },
 		DisableGeneralOptionsHandler: true,
 		Protocols:                    &protocols,
 	}
 	return p, nil
+}
+
+// portSet is the set of ports admitted: ports, or 80 and 443 when empty.
+func portSet(ports []int) (map[int]bool, error) {
+	if len(ports) == 0 {
+		ports = defaultPorts
+	}
+	set := map[int]bool{}
+	for _, port := range ports {
+		if port < 1 || port > 65535 {
+			return nil, result.New(result.InvalidRequest, fmt.Sprintf("proxy port %d is not a TCP port (1-65535)", port))
+		}
+		set[port] = true
+	}
+	return set, nil
+}
+
+// limits are the Options limits with the defaults filled in.
+type limits struct {
+	header, idle, dial, respHeader time.Duration
+	maxHeader, maxConns            int
+}
+
+// limitsOf fills in o's zero limits with the defaults and refuses negative
+// ones, naming every one that is negative.
+func limitsOf(o Options) (limits, error) {
+	var bad []string
+	pick := func(name string, v, def time.Duration) time.Duration {
+		if v < 0 {
+			bad = append(bad, name)
+		}
+		if v <= 0 {
+			return def
+		}
+		return v
+	}
+	l := limits{
+		header:     pick("HeaderTimeout", o.HeaderTimeout, DefaultHeaderTimeout),
+		idle:       pick("IdleTimeout", o.IdleTimeout, DefaultIdleTimeout),
+		dial:       pick("DialTimeout", o.DialTimeout, DefaultDialTimeout),
+		respHeader: pick("ResponseHeaderTimeout", o.ResponseHeaderTimeout, DefaultResponseHeaderTimeout),
+		maxHeader:  o.MaxHeaderBytes,
+		maxConns:   o.MaxConns,
+	}
+	if l.maxHeader < 0 {
+		bad = append(bad, "MaxHeaderBytes")
+	} else if l.maxHeader == 0 {
+		l.maxHeader = DefaultMaxHeaderBytes
+	}
+	if l.maxConns < 0 {
+		bad = append(bad, "MaxConns")
+	} else if l.maxConns == 0 {
+		l.maxConns = DefaultMaxConns
+	}
+	if len(bad) > 0 {
+		return l, result.New(result.InvalidRequest, "proxy limits must not be negative: "+strings.Join(bad, ", "))
+	}
+	return l, nil
 }
 
 func listPorts(ports map[int]bool) string {

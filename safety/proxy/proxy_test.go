@@ -332,10 +332,12 @@ func TestIPLiteralRefused(t *testing.T) {
 		"0x7f000001:443",
 		"1.2.3.example.org.1:443",
 	} {
-		resp, body, _, _ := h.raw("CONNECT " + target + " HTTP/1.1\r\n\r\n")
-		if resp.StatusCode != 403 || !strings.Contains(body, "IP address") || !strings.Contains(body, "allowed_hosts") {
-			t.Errorf("CONNECT %s: %s %q, want 403 naming IP addresses and allowed_hosts", target, resp.Status, body)
-		}
+		t.Run("CONNECT "+target, func(t *testing.T) {
+			resp, body, _, _ := h.raw("CONNECT " + target + " HTTP/1.1\r\n\r\n")
+			if resp.StatusCode != 403 || !strings.Contains(body, "IP address") || !strings.Contains(body, "allowed_hosts") {
+				t.Errorf("CONNECT %s: %s %q, want 403 naming IP addresses and allowed_hosts", target, resp.Status, body)
+			}
+		})
 	}
 	resp, err := h.client(nil).Get("http://198.51.100.1/")
 	if err != nil {
@@ -372,10 +374,12 @@ func TestNonStandardPortRefused(t *testing.T) {
 	h := startProxy(t, Options{AllowedHosts: []string{"example.com"}, Dial: res.Dial})
 
 	for _, target := range []string{"example.com:8443", "example.com:22", "example.com:6379"} {
-		resp, body, _, _ := h.raw("CONNECT " + target + " HTTP/1.1\r\n\r\n")
-		if resp.StatusCode != 403 || !strings.Contains(body, `of host "example.com" is not allowed: the proxy connects only to ports 80 and 443`) {
-			t.Errorf("CONNECT %s: %s %q", target, resp.Status, body)
-		}
+		t.Run("CONNECT "+target, func(t *testing.T) {
+			resp, body, _, _ := h.raw("CONNECT " + target + " HTTP/1.1\r\n\r\n")
+			if resp.StatusCode != 403 || !strings.Contains(body, `of host "example.com" is not allowed: the proxy connects only to ports 80 and 443`) {
+				t.Errorf("CONNECT %s: %s %q", target, resp.Status, body)
+			}
+		})
 	}
 	resp, err := h.client(nil).Get("http://example.com:8080/")
 	if err != nil {
@@ -444,15 +448,16 @@ func TestDefaultDialRefusesNonPublicAddresses(t *testing.T) {
 	_, port, _ := net.SplitHostPort(addr)
 	dial := DefaultDial(2 * time.Second)
 	for _, a := range []string{"127.0.0.1", "[::ffff:127.0.0.1]", "localhost", "127.0.0.2", "0.0.0.0", "[::1]", "[::]"} {
-		c, err := dial(t.Context(), "tcp", a+":"+port)
-		if err == nil {
-			c.Close()
-			t.Errorf("DefaultDial(%s) connected", a)
-			continue
-		}
-		if !errors.Is(err, ErrNonPublicAddress) {
-			t.Errorf("DefaultDial(%s) = %v, want ErrNonPublicAddress", a, err)
-		}
+		t.Run(a, func(t *testing.T) {
+			c, err := dial(t.Context(), "tcp", a+":"+port)
+			if err == nil {
+				c.Close()
+				t.Fatalf("DefaultDial(%s) connected", a)
+			}
+			if !errors.Is(err, ErrNonPublicAddress) {
+				t.Errorf("DefaultDial(%s) = %v, want ErrNonPublicAddress", a, err)
+			}
+		})
 	}
 	if _, err := dial(t.Context(), "udp", "192.0.2.1:53"); err == nil {
 		t.Error("DefaultDial dialled UDP")
@@ -693,19 +698,24 @@ func TestCloseEndsTunnels(t *testing.T) {
 }
 
 func TestNewRejectsBadOptions(t *testing.T) {
-	for _, o := range []Options{
-		{AllowedHosts: []string{"https://example.com"}},
-		{AllowedHosts: []string{"example.com:443"}},
-		{Ports: []int{0}},
-		{Ports: []int{70000}},
-		{MaxConns: -1},
-		{IdleTimeout: -time.Second},
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{
+		{"pattern with a scheme", Options{AllowedHosts: []string{"https://example.com"}}},
+		{"pattern with a port", Options{AllowedHosts: []string{"example.com:443"}}},
+		{"port 0", Options{Ports: []int{0}}},
+		{"port 70000", Options{Ports: []int{70000}}},
+		{"negative MaxConns", Options{MaxConns: -1}},
+		{"negative IdleTimeout", Options{IdleTimeout: -time.Second}},
 	} {
-		_, err := New(o)
-		var re *result.Error
-		if !errors.As(err, &re) || re.Code != result.InvalidRequest {
-			t.Errorf("New(%+v) = %v, want INVALID_REQUEST", o, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(tc.o)
+			var re *result.Error
+			if !errors.As(err, &re) || re.Code != result.InvalidRequest {
+				t.Errorf("New(%+v) = %v, want INVALID_REQUEST", tc.o, err)
+			}
+		})
 	}
 }
 

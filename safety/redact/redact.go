@@ -37,13 +37,9 @@ package redact
 
 import (
 	"bytes"
-	"fmt"
 	"regexp"
-	"regexp/syntax"
 	"slices"
 	"sync"
-
-	"github.com/bastion-mcp/bastion/safety/result"
 )
 
 const (
@@ -121,42 +117,23 @@ func newSet(ps []Pattern) *Set {
 	return s
 }
 
-// Compile returns the builtin patterns plus the operator's extra regular
-// expressions (the [redaction] patterns of policy.toml), with the entropy
-// fallback off.
-func Compile(extra []string) (*Set, error) { return CompileWith(extra, Options{}) }
+// Compile returns the builtin patterns plus the operator's extra patterns
+// (the [redaction] patterns of policy.toml), with the entropy fallback
+// off.
+func Compile(extra []Extra) (*Set, error) { return CompileWith(extra, Options{}) }
 
-// CompileWith is Compile with options. An extra pattern that is not valid
-// RE2 syntax, or that matches the empty string, is refused with an
-// INVALID_REQUEST *result.Error naming its index. An extra pattern with a
-// capturing group redacts only its first group; without one, the whole
-// match. Extra matches are named "operator".
-func CompileWith(extra []string, opt Options) (*Set, error) {
-	ps := slices.Clone(Builtin())
-	for i, src := range extra {
-		if src == "" {
-			return nil, result.New(result.InvalidRequest,
-				fmt.Sprintf("[redaction] patterns[%d] is empty", i))
-		}
-		re, err := regexp.Compile(src)
-		if err != nil {
-			why := "invalid syntax"
-			if se, ok := err.(*syntax.Error); ok {
-				why = se.Code.String()
-			}
-			return nil, result.Wrap(result.InvalidRequest,
-				fmt.Sprintf("[redaction] patterns[%d] is not a valid RE2 regular expression: %s", i, why), err)
-		}
-		if re.MatchString("") {
-			return nil, result.New(result.InvalidRequest,
-				fmt.Sprintf("[redaction] patterns[%d] matches the empty string, so it would redact nothing or everything", i))
-		}
-		p := Pattern{Name: "operator", Label: fmt.Sprintf("operator pattern %d", i), Re: re}
-		if re.NumSubexp() > 0 {
-			p.Group = 1
-		}
-		ps = append(ps, p)
+// CompileWith is Compile with options. An extra pattern that Check refuses
+// (not valid RE2, matching the empty string, or a bad or taken name) is
+// refused with a *PatternError naming its index and name, which unwraps to
+// an INVALID_REQUEST *result.Error. An extra pattern with a capturing
+// group redacts only its first group; without one, the whole match. Its
+// matches are named by its Name, or "operator" when it has none.
+func CompileWith(extra []Extra, opt Options) (*Set, error) {
+	ops, err := compileExtras(extra)
+	if err != nil {
+		return nil, err
 	}
+	ps := append(slices.Clone(Builtin()), ops...)
 	if opt.Entropy {
 		ps = append(ps, EntropyPattern)
 	}
@@ -343,7 +320,25 @@ func (e *engine) run(final bool) {
 	}
 }
 
+// block searches the block [e.blockStart, blockEnd) in its window (up to
+// winEnd), then redacts and emits what the block settles.
 func (e *engine) block(blockEnd, winEnd int64, final bool) {
+	e.spans = e.search(blockEnd, winEnd)
+	if e.settle(blockEnd, final) {
+		return
+	}
+	if e.hasCarry {
+		e.emitTo(e.carry.start)
+	} else {
+		e.emitTo(blockEnd)
+	}
+	e.blockStart = blockEnd
+}
+
+// search returns the secret spans that start in the block (or continue
+// the carried redaction past the previous window), sorted by start, then
+// longest first, then pattern priority.
+func (e *engine) search(blockEnd, winEnd int64) []span {
 	bs := e.blockStart
 	winStart := max(bs-ContextSize, 0)
 	win := e.buf[winStart-e.off : winEnd-e.off]
@@ -362,40 +357,7 @@ func (e *engine) block(blockEnd, winEnd int64, final bool) {
 		}
 	}
 	for i := range e.set.patterns {
-		p, m := &e.set.patterns[i], &e.set.m[i]
-		switch {
-		case p.kind == kindEntropy:
-			e.entropyRuns(i, win, winStart, bs, blockEnd, add)
-		case p.kind == kindPEMBlock:
-			e.pemBlocks(i, win, winStart, blockEnd, add)
-		case p.kind == kindPEMTail:
-			e.pemTails(i, win, winStart, add)
-		case len(m.kw) == 0:
-			for _, mt := range p.Re.FindAllSubmatchIndex(win, -1) {
-				s, t := p.span(mt)
-				if t > s && (p.Verify == nil || p.Verify(win[s:t])) {
-					add(i, winStart+int64(mt[0]), winStart+int64(s), winStart+int64(t))
-				}
-			}
-		default:
-			hi := int(blockEnd - winStart)
-			next := 0
-			for _, h := range e.hits[i] {
-				if h < next || h >= hi {
-					continue
-				}
-				mt, off := m.at(win, h)
-				if mt == nil {
-					continue
-				}
-				s, t := p.span(mt)
-				if t <= s || (p.Verify != nil && !p.Verify(win[off+s:off+t])) {
-					continue
-				}
-				add(i, winStart+int64(h), winStart+int64(off+s), winStart+int64(off+t))
-				next = off + mt[1]
-			}
-		}
+		e.searchPattern(i, win, winStart, bs, blockEnd, add)
 	}
 	slices.SortFunc(spans, func(a, b span) int {
 		switch {
@@ -406,11 +368,57 @@ func (e *engine) block(blockEnd, winEnd int64, final bool) {
 		}
 		return a.pat - b.pat
 	})
-	e.spans = spans
+	return spans
+}
 
+// searchPattern finds pattern i's matches in win, by the way its kind
+// needs: the entropy and PEM walkers, Re over the whole window for a
+// pattern without keywords, or Re anchored at each keyword hit.
+func (e *engine) searchPattern(i int, win []byte, winStart, bs, blockEnd int64, add addFunc) {
+	p, m := &e.set.patterns[i], &e.set.m[i]
+	switch {
+	case p.kind == kindEntropy:
+		e.entropyRuns(i, win, winStart, bs, blockEnd, add)
+	case p.kind == kindPEMBlock:
+		e.pemBlocks(i, win, winStart, blockEnd, add)
+	case p.kind == kindPEMTail:
+		e.pemTails(i, win, winStart, add)
+	case len(m.kw) == 0:
+		for _, mt := range p.Re.FindAllSubmatchIndex(win, -1) {
+			s, t := p.span(mt)
+			if t > s && (p.Verify == nil || p.Verify(win[s:t])) {
+				add(i, winStart+int64(mt[0]), winStart+int64(s), winStart+int64(t))
+			}
+		}
+	default:
+		hi := int(blockEnd - winStart)
+		next := 0
+		for _, h := range e.hits[i] {
+			if h < next || h >= hi {
+				continue
+			}
+			mt, off := m.at(win, h)
+			if mt == nil {
+				continue
+			}
+			s, t := p.span(mt)
+			if t <= s || (p.Verify != nil && !p.Verify(win[off+s:off+t])) {
+				continue
+			}
+			add(i, winStart+int64(h), winStart+int64(off+s), winStart+int64(off+t))
+			next = off + mt[1]
+		}
+	}
+}
+
+// settle merges the overlapping spans of e.spans (and the carried
+// redaction) and redacts each merged span that ends within the block; one
+// that reaches past it is carried to the next block, unless this is the
+// last. It reports whether the output stopped (the cap was reached).
+func (e *engine) settle(blockEnd int64, final bool) (stopped bool) {
 	cur, has := e.carry, e.hasCarry
 	e.hasCarry = false
-	for _, sp := range spans {
+	for _, sp := range e.spans {
 		if has && sp.start < cur.end {
 			cur.end = max(cur.end, sp.end)
 			continue
@@ -418,7 +426,7 @@ func (e *engine) block(blockEnd, winEnd int64, final bool) {
 		if has {
 			e.finalize(cur)
 			if e.stop {
-				return
+				return true
 			}
 		}
 		cur, has = sp, true
@@ -431,15 +439,7 @@ func (e *engine) block(blockEnd, winEnd int64, final bool) {
 			e.carry, e.hasCarry = cur, true
 		}
 	}
-	if e.stop {
-		return
-	}
-	if e.hasCarry {
-		e.emitTo(e.carry.start)
-	} else {
-		e.emitTo(blockEnd)
-	}
-	e.blockStart = blockEnd
+	return e.stop
 }
 
 // keepFrom is the lowest absolute offset the engine still needs.

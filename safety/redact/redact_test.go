@@ -5,13 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/bastion-mcp/bastion/safety/result"
 )
 
-func mustCompile(t testing.TB, extra []string, opt Options) *Set {
+// regexes returns extra patterns without names.
+func regexes(res ...string) []Extra {
+	var out []Extra
+	for _, r := range res {
+		out = append(out, Extra{Regex: r})
+	}
+	return out
+}
+
+func mustCompile(t testing.TB, extra []Extra, opt Options) *Set {
 	t.Helper()
 	s, err := CompileWith(extra, opt)
 	if err != nil {
@@ -80,11 +90,13 @@ func TestBuiltinCoversEveryRequiredFamily(t *testing.T) {
 }
 
 func TestNearMissesAreNotRedacted(t *testing.T) {
-	for _, in := range nearMisses {
-		got, n := Default().Redact([]byte(in))
-		if n != 0 || string(got) != in {
-			t.Errorf("near miss redacted:\n in  %q\n out %q", in, got)
-		}
+	for i, in := range nearMisses {
+		t.Run(fmt.Sprintf("miss%d", i), func(t *testing.T) {
+			got, n := Default().Redact([]byte(in))
+			if n != 0 || string(got) != in {
+				t.Errorf("near miss redacted:\n in  %q\n out %q", in, got)
+			}
+		})
 	}
 }
 
@@ -99,15 +111,17 @@ func TestEntropyFallbackIsOffByDefaultAndTakesRandomTokens(t *testing.T) {
 	if n != 1 || string(got) != "value "+Marker("high-entropy")+" end" {
 		t.Fatalf("entropy set: %q (%d)", got, n)
 	}
-	for _, miss := range []string{
-		"commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
-		"/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30",
-		"ThisIsJustAVeryLongCamelCaseIdentifierName",
-		strings.Repeat("ab", 30),
+	for _, c := range []struct{ name, miss string }{
+		{"commit hash", "commit 9fceb02d0ae598e95dc970b74767f19372d61af8"},
+		{"library path", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30"},
+		{"identifier", "ThisIsJustAVeryLongCamelCaseIdentifierName"},
+		{"repetition", strings.Repeat("ab", 30)},
 	} {
-		if got, n := ent.Redact([]byte(miss)); n != 0 {
-			t.Errorf("entropy fallback took %q -> %q", miss, got)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got, n := ent.Redact([]byte(c.miss)); n != 0 {
+				t.Errorf("entropy fallback took %q -> %q", c.miss, got)
+			}
+		})
 	}
 }
 
@@ -277,21 +291,23 @@ func TestPrivateKeyLongerThanMaxSpanIsCoveredByContinuation(t *testing.T) {
 	body := strings.Repeat(j("MIIEFAKE", strings.Repeat("QUJD", 14), "\n"), (MaxSpan+MaxSpan/2)/65)
 	key := j("-----BEGIN ", "RSA PRIVATE KEY-----\n", body, "-----END RSA ", "PRIVATE KEY-----")
 	for _, pad := range []int{0, BlockSize - 4000, BlockSize - 100} {
-		in := []byte(strings.Repeat("y", pad) + "\n" + key + "\nok\n")
-		want := strings.Repeat("y", pad) + "\n" + Marker("private-key") + "\nok\n"
-		got, n := Default().Redact(in)
-		if string(got) != want || n != 1 {
-			t.Fatalf("pad %d: key of %d bytes not redacted whole (%d redactions)", pad, len(key), n)
-		}
-		w := writeChunks(t, Default(), -1, in, pad+len(key)/3, pad+len(key)/2)
-		if string(w.Bytes()) != want {
-			t.Fatalf("pad %d: streamed output differs", pad)
-		}
+		t.Run(fmt.Sprintf("pad%d", pad), func(t *testing.T) {
+			in := []byte(strings.Repeat("y", pad) + "\n" + key + "\nok\n")
+			want := strings.Repeat("y", pad) + "\n" + Marker("private-key") + "\nok\n"
+			got, n := Default().Redact(in)
+			if string(got) != want || n != 1 {
+				t.Fatalf("pad %d: key of %d bytes not redacted whole (%d redactions)", pad, len(key), n)
+			}
+			w := writeChunks(t, Default(), -1, in, pad+len(key)/3, pad+len(key)/2)
+			if string(w.Bytes()) != want {
+				t.Fatalf("pad %d: streamed output differs", pad)
+			}
+		})
 	}
 }
 
 func TestOperatorPatternApplies(t *testing.T) {
-	s := mustCompile(t, []string{`ACME-[0-9]{6}`, `internal_id=(\w+)`}, Options{})
+	s := mustCompile(t, regexes(`ACME-[0-9]{6}`, `internal_id=(\w+)`), Options{})
 	got, n := s.Redact([]byte("order ACME-123456 internal_id=abc42 " + fakeGHP))
 	want := "order " + Marker("operator") + " internal_id=" + Marker("operator") + " " + Marker("github-token")
 	if string(got) != want || n != 3 {
@@ -302,21 +318,48 @@ func TestOperatorPatternApplies(t *testing.T) {
 	}
 }
 
+func TestNamedOperatorPatternNamesItsRedactions(t *testing.T) {
+	s := mustCompile(t, []Extra{{Name: "acme-order", Regex: `ACME-[0-9]{6}`}, {Regex: `internal_id=(\w+)`}}, Options{})
+	got, n := s.Redact([]byte("order ACME-123456 internal_id=abc42"))
+	want := "order " + Marker("acme-order") + " internal_id=" + Marker("operator")
+	if string(got) != want || n != 2 {
+		t.Fatalf("got %q (%d), want %q", got, n, want)
+	}
+	if fs := s.Find([]byte("x ACME-000001")); len(fs) != 1 || fs[0].Name != "acme-order" || fs[0].Label != "operator pattern acme-order" {
+		t.Fatalf("Find = %+v", fs)
+	}
+}
+
 func TestBadOperatorPatternIsRefused(t *testing.T) {
 	for _, tc := range []struct {
-		extra []string
+		name  string
+		extra []Extra
 		index string
 	}{
-		{[]string{`ok-[0-9]+`, `(unclosed`}, "patterns[1]"},
-		{[]string{`a{2,99999}`}, "patterns[0]"},
-		{[]string{`x`, `y`, `a*`}, "patterns[2]"},
-		{[]string{``}, "patterns[0]"},
+		{"unclosed group", regexes(`ok-[0-9]+`, `(unclosed`), "patterns[1]"},
+		{"repeat too large", regexes(`a{2,99999}`), "patterns[0]"},
+		{"matches empty", regexes(`x`, `y`, `a*`), "patterns[2]"},
+		{"empty", regexes(``), "patterns[0]"},
+		{"named and bad", []Extra{{Name: "acme", Regex: `(`}}, `patterns[0] ("acme")`},
+		{"builtin name", []Extra{{Name: "github-token", Regex: `x`}}, `patterns[0] ("github-token")`},
+		{"reserved name", []Extra{{Name: "operator", Regex: `x`}}, `patterns[0] ("operator")`},
+		{"duplicate name", []Extra{{Name: "a", Regex: `x`}, {Name: "a", Regex: `y`}}, `patterns[1] ("a")`},
+		{"name with a bracket", []Extra{{Name: "a]b", Regex: `x`}}, `patterns[0] ("a]b")`},
 	} {
-		s, err := Compile(tc.extra)
-		var re *result.Error
-		if s != nil || !errors.As(err, &re) || re.Code != result.InvalidRequest || !strings.Contains(re.Reason, tc.index) {
-			t.Errorf("Compile(%q) = (%v, %v), want INVALID_REQUEST naming %s", tc.extra, s, err, tc.index)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Compile(tc.extra)
+			var re *result.Error
+			var pe *PatternError
+			if s != nil || !errors.As(err, &re) || re.Code != result.InvalidRequest || !strings.Contains(re.Reason, tc.index) {
+				t.Fatalf("Compile(%+v) = (%v, %v), want INVALID_REQUEST naming %s", tc.extra, s, err, tc.index)
+			}
+			if !errors.As(err, &pe) || pe.Name != tc.extra[pe.Index].Name || pe.Why == "" {
+				t.Errorf("not a *PatternError naming the entry: %#v", err)
+			}
+			if Check(tc.extra) == nil {
+				t.Errorf("Check accepted what Compile refused")
+			}
+		})
 	}
 }
 
@@ -375,7 +418,7 @@ func FuzzCappedWriter(f *testing.F) {
 	for _, m := range nearMisses[:5] {
 		f.Add([]byte(m), uint64(1), uint32(3), int32(20), true)
 	}
-	s := mustCompile(f, []string{`ACME-[0-9]{6}`}, Options{Entropy: true})
+	s := mustCompile(f, regexes(`ACME-[0-9]{6}`), Options{Entropy: true})
 	f.Fuzz(func(t *testing.T, data []byte, seed uint64, cutSpread uint32, limit int32, shift bool) {
 		in := data
 		if shift {
@@ -427,5 +470,21 @@ func BenchmarkRedactPlainText(b *testing.B) {
 	b.SetBytes(int64(len(in)))
 	for b.Loop() {
 		Default().Redact(in)
+	}
+}
+
+// TestDocsNameEveryBuiltinPattern keeps docs/terminald.md's list of marker
+// names (which an operator's pattern names may not repeat) complete.
+func TestDocsNameEveryBuiltinPattern(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/terminald.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(Builtin(), EntropyPattern) {
+		t.Run(p.Name, func(t *testing.T) {
+			if !bytes.Contains(doc, []byte("`"+p.Name+"`")) {
+				t.Errorf("docs/terminald.md does not name the builtin pattern %q", p.Name)
+			}
+		})
 	}
 }

@@ -82,12 +82,24 @@ func (r OperationResult) JSON() []byte {
 
 // Error is a refusal or failure with a code and a reason written for the
 // model. Its Reason is safe to show to a client; Err (if any) is not shown.
+//
+// A package declares its refusals once as sentinels made with New, and
+// callers test for them with errors.Is. Sentinels match by identity, never
+// by wording: errors.Is(err, s) holds when err is s, or was made from s with
+// s.Wrap or s.With (however its reason was reworded), and never for another
+// *Error that merely has the same code and reason. The cause given to Wrap
+// or With stays reachable too, so errors.Is(err, syscall.EXDEV) holds as
+// well.
 type Error struct {
 	Code   Code
 	Reason string
 	Err    error
+
+	from *Error // the sentinel this error was made from; nil for a sentinel
 }
 
+// Error returns the code, the reason and the cause's text, for logs; a
+// client is shown only the reason (Classify).
 func (e *Error) Error() string {
 	if e.Err != nil {
 		return string(e.Code) + ": " + e.Reason + ": " + e.Err.Error()
@@ -95,27 +107,62 @@ func (e *Error) Error() string {
 	return string(e.Code) + ": " + e.Reason
 }
 
-// Unwrap returns the underlying error.
+// Unwrap returns the underlying error (the cause), for errors.Is and
+// errors.As.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is makes errors.Is(err, sentinel) match any *Error with the same code and
-// reason, so sentinels compare by value.
+// Is reports whether e was made from target with Wrap or With, so that
+// errors.Is(err, sentinel) matches by identity. (errors.Is itself already
+// matches e against e.)
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	return ok && t.Code == e.Code && t.Reason == e.Reason && t.Err == nil
+	return ok && e.from != nil && e.from == t
 }
 
-// New returns an *Error with the given code and reason.
+// Wrap returns an error made from the sentinel e: e's code and reason, with
+// cause kept for logs and errors.Is (never shown to a client).
+func (e *Error) Wrap(cause error) *Error { return e.With(e.Reason, cause) }
+
+// With returns an error made from the sentinel e with a more specific
+// reason: e's code, the given reason, and cause (which may be nil) kept for
+// logs and errors.Is. errors.Is(err, e) holds for the result.
+func (e *Error) With(reason string, cause error) *Error {
+	from := e
+	if e.from != nil {
+		from = e.from
+	}
+	return &Error{Code: e.Code, Reason: reason, Err: cause, from: from}
+}
+
+// FromOS returns an error made from the sentinel e for the OS error cause:
+// e's code, and the reason result's errno table gives cause, so an OS
+// condition is worded in one place whichever package refuses with it. A
+// cause the table does not know, or classifies under another code, keeps
+// e's own reason. errors.Is(err, e) and errors.Is(err, cause) both hold.
+func (e *Error) FromOS(cause error) *Error {
+	if code, reason, ok := fromTable(cause); ok && code == e.Code {
+		return e.With(reason, cause)
+	}
+	return e.Wrap(cause)
+}
+
+// New returns an *Error with the given code and reason. Declared as a
+// package variable, it is a sentinel: errors.Is matches it and the errors
+// made from it (Wrap, With), and nothing else.
 func New(code Code, reason string) *Error { return &Error{Code: code, Reason: reason} }
 
 // Wrap returns an *Error with code and reason that keeps err for logs and
-// errors.Is, without ever showing err's text to a client.
+// errors.Is, without ever showing err's text to a client. It is made from
+// no sentinel; to refuse with a declared sentinel use its Wrap or With.
 func Wrap(code Code, reason string, err error) *Error {
 	return &Error{Code: code, Reason: reason, Err: err}
 }
 
 // errnoTable maps the syscall errors Bastion expects to a code and a reason.
-// It is the one place where an OS error becomes client-visible words.
+// It is the one place where an OS error becomes a code and client-visible
+// words: a package that refuses with its own sentinel for an OS error (the
+// jail's ErrNotFound for ENOENT, say) takes the reason from here through
+// the sentinel's FromOS, so a row's wording changes in this table only.
 var errnoTable = []struct {
 	err    error
 	code   Code
@@ -126,7 +173,7 @@ var errnoTable = []struct {
 	{syscall.ENOENT, NotFound, "no such file or directory"},
 	{syscall.ENOTDIR, NotFound, "a path component is not a directory"},
 	{syscall.ELOOP, PathEscape, "the path goes through a symbolic link"},
-	{syscall.EXDEV, PathEscape, "the path leaves the root or crosses a mount"},
+	{syscall.EXDEV, PathEscape, "the path leaves the root or crosses into another mount"},
 	{syscall.EEXIST, PolicyDenied, "the destination already exists"},
 	{syscall.ENOTEMPTY, OperationFailed, "a directory was not empty (something wrote into it)"},
 	{syscall.EACCES, OperationFailed, "permission denied by the operating system"},
@@ -152,12 +199,21 @@ func Classify(err error) (Code, string) {
 	if errors.As(err, &e) {
 		return e.Code, e.Reason
 	}
-	for _, row := range errnoTable {
-		if errors.Is(err, row.err) {
-			return row.code, row.reason
-		}
+	if code, reason, ok := fromTable(err); ok {
+		return code, reason
 	}
 	return OperationFailed, "the operation failed"
+}
+
+// fromTable returns the errno table's code and reason for err, if a row
+// matches.
+func fromTable(err error) (Code, string, bool) {
+	for _, row := range errnoTable {
+		if errors.Is(err, row.err) {
+			return row.code, row.reason, true
+		}
+	}
+	return "", "", false
 }
 
 // Reason returns the client-safe reason for err: Classify's reason, or, for

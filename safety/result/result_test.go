@@ -16,63 +16,71 @@ import (
 
 func TestClassifyNeverShowsSyscallText(t *testing.T) {
 	secret := "/home/someone/.ssh/id_ed25519"
-	for _, err := range []error{
-		&os.PathError{Op: "open", Path: secret, Err: syscall.ENOENT},
-		&os.PathError{Op: "unlinkat", Path: secret, Err: syscall.EACCES},
-		&os.LinkError{Op: "rename", Old: secret, New: secret + ".bak", Err: syscall.EXDEV},
-		fmt.Errorf("walking %s: %w", secret, &os.PathError{Op: "openat", Path: secret, Err: syscall.ELOOP}),
-		errors.New("open " + secret + ": something the table does not know"),
-		&os.PathError{Op: "open", Path: secret, Err: syscall.Errno(0x7ff)},
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{"ENOENT path error", &os.PathError{Op: "open", Path: secret, Err: syscall.ENOENT}},
+		{"EACCES path error", &os.PathError{Op: "unlinkat", Path: secret, Err: syscall.EACCES}},
+		{"EXDEV link error", &os.LinkError{Op: "rename", Old: secret, New: secret + ".bak", Err: syscall.EXDEV}},
+		{"wrapped ELOOP", fmt.Errorf("walking %s: %w", secret, &os.PathError{Op: "openat", Path: secret, Err: syscall.ELOOP})},
+		{"unknown text", errors.New("open " + secret + ": something the table does not know")},
+		{"unknown errno", &os.PathError{Op: "open", Path: secret, Err: syscall.Errno(0x7ff)}},
 	} {
-		code, reason := Classify(err)
-		if !code.Valid() || code == OK {
-			t.Errorf("%v: code %q", err, code)
-		}
-		for _, leak := range []string{secret, "id_ed25519", "open", "unlinkat", "rename", "errno"} {
-			if strings.Contains(reason, leak) {
-				t.Errorf("reason %q for %v shows %q", reason, err, leak)
+		t.Run(c.name, func(t *testing.T) {
+			code, reason := Classify(c.err)
+			if !code.Valid() || code == OK {
+				t.Errorf("%v: code %q", c.err, code)
 			}
-		}
-		r := Fail("reclaim", err, nil, time.Now())
-		if b := string(r.JSON()); strings.Contains(b, secret) {
-			t.Errorf("result JSON shows the path: %s", b)
-		}
+			for _, leak := range []string{secret, "id_ed25519", "open", "unlinkat", "rename", "errno"} {
+				if strings.Contains(reason, leak) {
+					t.Errorf("reason %q for %v shows %q", reason, c.err, leak)
+				}
+			}
+			r := Fail("reclaim", c.err, nil, time.Now())
+			if b := string(r.JSON()); strings.Contains(b, secret) {
+				t.Errorf("result JSON shows the path: %s", b)
+			}
+		})
 	}
 }
 
 func TestClassifyMapsErrnoTable(t *testing.T) {
 	pe := func(e syscall.Errno) error { return &os.PathError{Op: "x", Path: "p", Err: e} }
 	for _, c := range []struct {
+		name string
 		err  error
 		code Code
 	}{
-		{nil, OK},
-		{context.DeadlineExceeded, Timeout},
-		{fmt.Errorf("run: %w", context.DeadlineExceeded), Timeout},
-		{context.Canceled, OperationFailed},
-		{pe(syscall.ENOENT), NotFound},
-		{pe(syscall.ENOTDIR), NotFound},
-		{pe(syscall.ELOOP), PathEscape},
-		{pe(syscall.EXDEV), PathEscape},
-		{pe(syscall.EEXIST), PolicyDenied},
-		{pe(syscall.ENOTEMPTY), OperationFailed},
-		{pe(syscall.EACCES), OperationFailed},
-		{pe(syscall.EPERM), OperationFailed},
-		{pe(syscall.EROFS), OperationFailed},
-		{pe(syscall.ENOSPC), OperationFailed},
-		{pe(syscall.EBUSY), OperationFailed},
-		{pe(syscall.ENAMETOOLONG), InvalidRequest},
-		{pe(syscall.EIO), OperationFailed},
-		{fs.ErrNotExist, NotFound},
-		{fs.ErrExist, PolicyDenied},
-		{fs.ErrPermission, OperationFailed},
-		{errors.New("anything else"), OperationFailed},
+		{"nil", nil, OK},
+		{"deadline", context.DeadlineExceeded, Timeout},
+		{"wrapped deadline", fmt.Errorf("run: %w", context.DeadlineExceeded), Timeout},
+		{"canceled", context.Canceled, OperationFailed},
+		{"ENOENT", pe(syscall.ENOENT), NotFound},
+		{"ENOTDIR", pe(syscall.ENOTDIR), NotFound},
+		{"ELOOP", pe(syscall.ELOOP), PathEscape},
+		{"EXDEV", pe(syscall.EXDEV), PathEscape},
+		{"EEXIST", pe(syscall.EEXIST), PolicyDenied},
+		{"ENOTEMPTY", pe(syscall.ENOTEMPTY), OperationFailed},
+		{"EACCES", pe(syscall.EACCES), OperationFailed},
+		{"EPERM", pe(syscall.EPERM), OperationFailed},
+		{"EROFS", pe(syscall.EROFS), OperationFailed},
+		{"ENOSPC", pe(syscall.ENOSPC), OperationFailed},
+		{"EBUSY", pe(syscall.EBUSY), OperationFailed},
+		{"ENAMETOOLONG", pe(syscall.ENAMETOOLONG), InvalidRequest},
+		{"EIO", pe(syscall.EIO), OperationFailed},
+		{"fs.ErrNotExist", fs.ErrNotExist, NotFound},
+		{"fs.ErrExist", fs.ErrExist, PolicyDenied},
+		{"fs.ErrPermission", fs.ErrPermission, OperationFailed},
+		{"unknown", errors.New("anything else"), OperationFailed},
 		// A Bastion *Error anywhere in the chain wins over the errno.
-		{fmt.Errorf("ctx: %w", Wrap(PathEscape, "the path leaves the root", syscall.ENOENT)), PathEscape},
+		{"Error wins over errno", fmt.Errorf("ctx: %w", Wrap(PathEscape, "the path leaves the root", syscall.ENOENT)), PathEscape},
 	} {
-		if got := CodeOf(c.err); got != c.code {
-			t.Errorf("CodeOf(%v) = %s, want %s", c.err, got, c.code)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := CodeOf(c.err); got != c.code {
+				t.Errorf("CodeOf(%v) = %s, want %s", c.err, got, c.code)
+			}
+		})
 	}
 	if _, reason := Classify(pe(syscall.ENOSPC)); reason != "no space left on the device" {
 		t.Errorf("ENOSPC reason %q", reason)
@@ -82,25 +90,65 @@ func TestClassifyMapsErrnoTable(t *testing.T) {
 	}
 }
 
-func TestErrorIsMatchesByCodeAndReason(t *testing.T) {
-	sentinel := New(Stale, "this id was already used")
-	if !errors.Is(New(Stale, "this id was already used"), sentinel) {
-		t.Error("an equal *Error does not match the sentinel")
+func TestErrorIsMatchesBySentinelIdentity(t *testing.T) {
+	used := New(Stale, "this id was already used")
+	twin := New(Stale, "this id was already used") // same code and wording, another sentinel
+	other := New(NotFound, "unknown id")
+	for _, c := range []struct {
+		name   string
+		err    error
+		target error
+		want   bool
+	}{
+		{"sentinel itself", used, used, true},
+		{"wrapped sentinel", fmt.Errorf("take: %w", used), used, true},
+		{"made with Wrap", used.Wrap(syscall.EIO), used, true},
+		{"made with With, reworded", used.With("plan p-1 was already applied", nil), used, true},
+		{"made from a made error", used.With("more specific", nil).Wrap(syscall.EIO), used, true},
+		{"made error wrapped by fmt", fmt.Errorf("take: %w", used.With("reworded", syscall.EIO)), used, true},
+		{"same wording, other sentinel", twin, used, false},
+		{"made from the other sentinel", twin.Wrap(syscall.EIO), used, false},
+		{"ad hoc Error with the same words", New(Stale, "this id was already used"), used, false},
+		{"result.Wrap with the same words", Wrap(Stale, "this id was already used", syscall.EIO), used, false},
+		{"different sentinel", other.Wrap(nil), used, false},
+		{"made error is not a target", used, used.Wrap(syscall.EIO), false},
+		{"unwraps to the cause of Wrap", used.Wrap(syscall.EXDEV), syscall.EXDEV, true},
+		{"unwraps to the cause of With", used.With("reworded", syscall.EXDEV), syscall.EXDEV, true},
+		{"unwraps to the cause of result.Wrap", Wrap(OperationFailed, "rename failed", syscall.EXDEV), syscall.EXDEV, true},
+		{"not another cause", used.Wrap(syscall.EXDEV), syscall.ENOENT, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := errors.Is(c.err, c.target); got != c.want {
+				t.Errorf("errors.Is(%v, %v) = %v, want %v", c.err, c.target, got, c.want)
+			}
+		})
 	}
-	if !errors.Is(fmt.Errorf("take: %w", Wrap(Stale, "this id was already used", syscall.EIO)), sentinel) {
-		t.Error("a wrapped *Error with the same code and reason does not match")
+}
+
+func TestMadeErrorsKeepCodeAndClassifyTheirOwnReason(t *testing.T) {
+	sentinel := New(PathEscape, "the path leaves the root")
+	for _, c := range []struct {
+		name   string
+		err    error
+		reason string
+	}{
+		{"Wrap keeps the reason", sentinel.Wrap(syscall.EXDEV), "the path leaves the root"},
+		{"With rewords", sentinel.With("the path leaves the root or crosses into another mount", syscall.EXDEV),
+			"the path leaves the root or crosses into another mount"},
+		{"wrapped by fmt", fmt.Errorf("open: %w", sentinel.With("specific", errors.New("raw /secret"))), "specific"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, reason := Classify(c.err)
+			if code != PathEscape || reason != c.reason {
+				t.Errorf("Classify = %s %q, want PATH_ESCAPE %q", code, reason, c.reason)
+			}
+			if r := Fail("a", c.err, nil, time.Time{}); strings.Contains(string(r.JSON()), "secret") {
+				t.Errorf("the cause's text reached the result: %s", r.JSON())
+			}
+		})
 	}
-	if errors.Is(New(Stale, "this id has expired"), sentinel) {
-		t.Error("a different reason matches")
-	}
-	if errors.Is(New(NotFound, "this id was already used"), sentinel) {
-		t.Error("a different code matches")
-	}
-	if !errors.Is(Wrap(OperationFailed, "rename failed", syscall.EXDEV), syscall.EXDEV) {
-		t.Error("Wrap hides its cause from errors.Is")
-	}
-	if errors.Is(New(Stale, "x"), Wrap(Stale, "x", syscall.EIO)) {
-		t.Error("a target carrying a cause must not match every *Error with its code and reason")
+	if sentinel.Reason != "the path leaves the root" || sentinel.Err != nil {
+		t.Errorf("With changed the sentinel: %+v", sentinel)
 	}
 }
 
@@ -127,14 +175,16 @@ func TestCodesAreClosedSet(t *testing.T) {
 
 func TestWithSetsOKOnlyForCodesThatRan(t *testing.T) {
 	for _, c := range Codes {
-		r := With("a", c, "r", nil, time.Time{})
-		want := c == OK || c == OutputTruncated
-		if r.OK != want {
-			t.Errorf("With(%s).OK = %v", c, r.OK)
-		}
-		if r.Detail == nil {
-			t.Errorf("With(%s) left detail nil (JSON null)", c)
-		}
+		t.Run(string(c), func(t *testing.T) {
+			r := With("a", c, "r", nil, time.Time{})
+			want := c == OK || c == OutputTruncated
+			if r.OK != want {
+				t.Errorf("With(%s).OK = %v", c, r.OK)
+			}
+			if r.Detail == nil {
+				t.Errorf("With(%s) left detail nil (JSON null)", c)
+			}
+		})
 	}
 }
 
@@ -156,20 +206,21 @@ func TestJSONNeverFails(t *testing.T) {
 		"Inf and bad detail": {OK: true, Code: OK, Action: "scan", Detail: make(chan int),
 			DurationMS: math.Inf(1)},
 	} {
-		b := r.JSON()
-		var got map[string]any
-		if err := json.Unmarshal(b, &got); err != nil {
-			t.Errorf("%s: JSON() gave %q: %v", name, b, err)
-			continue
-		}
-		if got["code"] != string(InternalError) || got["ok"] != false || got["action"] != "scan" {
-			t.Errorf("%s: %s, want an INTERNAL_ERROR result for action scan", name, b)
-		}
-		for _, k := range []string{"ok", "code", "action", "reason", "detail", "duration_ms"} {
-			if _, ok := got[k]; !ok {
-				t.Errorf("%s: %s lacks %q", name, b, k)
+		t.Run(name, func(t *testing.T) {
+			b := r.JSON()
+			var got map[string]any
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatalf("JSON() gave %q: %v", b, err)
 			}
-		}
+			if got["code"] != string(InternalError) || got["ok"] != false || got["action"] != "scan" {
+				t.Errorf("%s, want an INTERNAL_ERROR result for action scan", b)
+			}
+			for _, k := range []string{"ok", "code", "action", "reason", "detail", "duration_ms"} {
+				if _, ok := got[k]; !ok {
+					t.Errorf("%s lacks %q", b, k)
+				}
+			}
+		})
 	}
 	ok := Success("scan", "done", map[string]any{"n": 1}, time.Now().Add(-5*time.Millisecond))
 	var back OperationResult
@@ -186,5 +237,33 @@ func TestReasonJoinsTheReasonsOfAJoinedError(t *testing.T) {
 	}
 	if got := Reason(errors.New("raw")); got != "the operation failed" {
 		t.Fatalf("Reason(plain) = %q, want the generic reason", got)
+	}
+}
+
+func TestFromOSWordsTheCauseThroughTheErrnoTable(t *testing.T) {
+	notFound := New(NotFound, "no such object in this package's words")
+	escape := New(PathEscape, "the path leaves the root")
+	pe := func(e syscall.Errno) error { return &os.PathError{Op: "openat", Path: "/secret", Err: e} }
+	for _, c := range []struct {
+		name     string
+		sentinel *Error
+		cause    error
+		reason   string
+	}{
+		{"known errno takes the table's reason", notFound, syscall.ENOENT, "no such file or directory"},
+		{"path error takes the table's reason", notFound, pe(syscall.ENOENT), "no such file or directory"},
+		{"EXDEV for an escape", escape, syscall.EXDEV, "the path leaves the root or crosses into another mount"},
+		{"unknown cause keeps the sentinel's reason", escape, errors.New("path escapes from parent"), "the path leaves the root"},
+		{"other code keeps the sentinel's reason", notFound, syscall.EACCES, "no such object in this package's words"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.sentinel.FromOS(c.cause)
+			if code, reason := Classify(err); code != c.sentinel.Code || reason != c.reason {
+				t.Errorf("Classify = %s %q, want %s %q", code, reason, c.sentinel.Code, c.reason)
+			}
+			if !errors.Is(err, c.sentinel) || !errors.Is(err, c.cause) {
+				t.Errorf("%v does not match both its sentinel and its cause", err)
+			}
+		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/redact"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/risk/gitignore"
 )
@@ -36,6 +37,11 @@ type Options struct {
 	// ScanBytes is how much of a file the content scanner reads; 0 means
 	// DefaultScanBytes, a negative value turns the scanner off.
 	ScanBytes int
+	// Patterns are the operator's [redaction] patterns: the content
+	// scanner looks for them besides the builtin secret patterns (the same
+	// table terminald redacts output with), and reports a file holding a
+	// match as HIGH_RISK. A pattern safety/redact refuses is an error.
+	Patterns []redact.Extra
 	// Logger receives reload outcomes and refusals; nil discards them.
 	Logger *slog.Logger
 	// OnReload, if set, is called after every hot-reload attempt with the
@@ -50,6 +56,7 @@ type Engine struct {
 	opts    Options
 	log     *slog.Logger
 	builtin []*RuleSet
+	secrets *redact.Set // the content scanner's secret patterns
 
 	operator atomic.Pointer[[]*RuleSet]
 	version  atomic.Uint64
@@ -81,7 +88,13 @@ func NewEngine(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, result.Wrap(result.InternalError, "the built-in risk rule packs are broken", err)
 	}
-	e := &Engine{opts: opts, log: log, builtin: builtin, roots: map[string]*rootState{}, cache: map[cacheKey]Descriptor{}}
+	secrets := redact.Default()
+	if len(opts.Patterns) > 0 {
+		if secrets, err = redact.Compile(opts.Patterns); err != nil {
+			return nil, err
+		}
+	}
+	e := &Engine{opts: opts, log: log, builtin: builtin, secrets: secrets, roots: map[string]*rootState{}, cache: map[cacheKey]Descriptor{}}
 	ops, err := loadOperatorFiles(opts.RuleFiles)
 	if err != nil {
 		return nil, err
@@ -589,7 +602,7 @@ func (e *Engine) Classify(root *jail.Root, rel string) (Descriptor, error) {
 		if err != nil {
 			return Descriptor{}, err
 		}
-		findings, binary = ScanContent(rel, data)
+		findings, binary = scanContent(e.secrets, rel, data)
 		scanned = true
 	}
 	d = st.describe(rel, isDir, findings, scanned, binary)

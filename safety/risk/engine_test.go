@@ -17,14 +17,18 @@ func TestBuiltinPacksParseAndEcosystemPacksHaveMarkers(t *testing.T) {
 		byName[p.Name] = p
 	}
 	for _, n := range []string{"secrets", "production", "migrations", "lockfiles", "general"} {
-		if p, ok := byName[n]; !ok || len(p.Markers) != 0 {
-			t.Errorf("always-on pack %q missing or conditional: %+v", n, p)
-		}
+		t.Run(n, func(t *testing.T) {
+			if p, ok := byName[n]; !ok || len(p.Markers) != 0 {
+				t.Errorf("always-on pack %q missing or conditional: %+v", n, p)
+			}
+		})
 	}
 	for _, n := range []string{"node", "python", "go", "rust", "jvm", "dotnet", "ruby", "php", "frontend", "infra", "data"} {
-		if p, ok := byName[n]; !ok || len(p.Markers) == 0 {
-			t.Errorf("ecosystem pack %q missing or without markers: %+v", n, p)
-		}
+		t.Run(n, func(t *testing.T) {
+			if p, ok := byName[n]; !ok || len(p.Markers) == 0 {
+				t.Errorf("ecosystem pack %q missing or without markers: %+v", n, p)
+			}
+		})
 	}
 }
 
@@ -34,16 +38,18 @@ func TestSecretFilesAreHighRiskByName(t *testing.T) {
 	for _, rel := range []string{".env", "app/.env.local", "certs/server.pem", "tls.key", "home/.ssh/id_rsa",
 		"id_ed25519", ".npmrc", ".pypirc", ".netrc", ".git-credentials", "kubeconfig", "infra/terraform.tfstate",
 		"prod.tfvars", "credentials.json", "cert.p12", "cert.pfx", "release.keystore", "store.jks"} {
-		d := classifyPath(t, e, root, rel, false)
-		if d.Metadata.Importance != HighRisk || d.Metadata.Category != "RISK" {
-			t.Errorf("%s: importance %s, want HIGH_RISK", rel, d.Metadata.Importance)
-		}
-		if len(d.Metadata.MatchedRules) == 0 || d.Metadata.MatchedRules[0].Source != "builtin:secrets" {
-			t.Errorf("%s: matched rules %+v, want builtin:secrets first", rel, d.Metadata.MatchedRules)
-		}
-		if len(d.Metadata.Reasons) == 0 || d.Metadata.Reasons[0] != d.Metadata.MatchedRules[0].Reason {
-			t.Errorf("%s: reasons %q do not start with the winning rule's reason", rel, d.Metadata.Reasons)
-		}
+		t.Run(caseName(rel), func(t *testing.T) {
+			d := classifyPath(t, e, root, rel, false)
+			if d.Metadata.Importance != HighRisk || d.Metadata.Category != "RISK" {
+				t.Errorf("%s: importance %s, want HIGH_RISK", rel, d.Metadata.Importance)
+			}
+			if len(d.Metadata.MatchedRules) == 0 || d.Metadata.MatchedRules[0].Source != "builtin:secrets" {
+				t.Fatalf("%s: matched rules %+v, want builtin:secrets first", rel, d.Metadata.MatchedRules)
+			}
+			if len(d.Metadata.Reasons) == 0 || d.Metadata.Reasons[0] != d.Metadata.MatchedRules[0].Reason {
+				t.Errorf("%s: reasons %q do not start with the winning rule's reason", rel, d.Metadata.Reasons)
+			}
+		})
 	}
 	if d := classifyPath(t, e, root, ".env", false); d.Metadata.SuggestedAction != ReadOnly || d.URI != "file-context://.env" {
 		t.Errorf(".env: %+v", d)
@@ -60,10 +66,12 @@ func TestEnvExampleIsReincludedAsNotSecret(t *testing.T) {
 func TestLockfilesAreCarefulEdit(t *testing.T) {
 	e := newEngine(t, Options{})
 	for _, rel := range []string{"package-lock.json", "go.sum", "Cargo.lock", "poetry.lock", "yarn.lock"} {
-		d := classifyPath(t, e, t.TempDir(), rel, false)
-		if d.Metadata.SuggestedAction != CarefulEdit || d.Metadata.Importance != HighValue {
-			t.Errorf("%s: %s %s", rel, d.Metadata.Importance, d.Metadata.SuggestedAction)
-		}
+		t.Run(rel, func(t *testing.T) {
+			d := classifyPath(t, e, t.TempDir(), rel, false)
+			if d.Metadata.SuggestedAction != CarefulEdit || d.Metadata.Importance != HighValue {
+				t.Errorf("%s: %s %s", rel, d.Metadata.Importance, d.Metadata.SuggestedAction)
+			}
+		})
 	}
 }
 
@@ -218,11 +226,13 @@ func TestRuleFileDecodingIsStrict(t *testing.T) {
 		"newline pattern": "[[rule]]\npattern = \"a\\nb\"\ncategory = \"RISK\"\nreason = \"r\"\n",
 	}
 	for name, doc := range cases {
-		_, err := ParseRules("operator:x.toml", []byte(doc))
-		var re *result.Error
-		if !errors.As(err, &re) || re.Code != result.InvalidRequest || !strings.Contains(re.Reason, "operator:x.toml") {
-			t.Errorf("%s: got %v, want INVALID_REQUEST naming the file", name, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			_, err := ParseRules("operator:x.toml", []byte(doc))
+			var re *result.Error
+			if !errors.As(err, &re) || re.Code != result.InvalidRequest || !strings.Contains(re.Reason, "operator:x.toml") {
+				t.Errorf("%s: got %v, want INVALID_REQUEST naming the file", name, err)
+			}
+		})
 	}
 	_, err := ParseRules("operator:x.toml", []byte(cases["unknown key"]))
 	if !strings.Contains(err.Error(), `line 5: unknown key "rule.severity"`) {
@@ -253,12 +263,14 @@ func TestClassifyRefusesPathsLeavingTheRoot(t *testing.T) {
 	e := newEngine(t, Options{})
 	r := openRoot(t, t.TempDir())
 	for _, p := range []string{"../etc/passwd", "/etc/passwd", "a/../../x"} {
-		if _, err := e.Classify(r, p); result.CodeOf(err) != result.PathEscape {
-			t.Errorf("%s: %v, want PATH_ESCAPE", p, err)
-		}
-		if _, err := e.ClassifyPath(t.TempDir(), p, false); result.CodeOf(err) != result.PathEscape {
-			t.Errorf("ClassifyPath %s: %v, want PATH_ESCAPE", p, err)
-		}
+		t.Run(caseName(p), func(t *testing.T) {
+			if _, err := e.Classify(r, p); result.CodeOf(err) != result.PathEscape {
+				t.Errorf("%s: %v, want PATH_ESCAPE", p, err)
+			}
+			if _, err := e.ClassifyPath(t.TempDir(), p, false); result.CodeOf(err) != result.PathEscape {
+				t.Errorf("ClassifyPath %s: %v, want PATH_ESCAPE", p, err)
+			}
+		})
 	}
 }
 

@@ -3,6 +3,7 @@ package risk
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bastion-mcp/bastion/safety/jail"
@@ -56,3 +57,7 @@ func hasReason(d Descriptor, want string) bool {
 	}
 	return false
 }
+
+// caseName is a subtest name for a path: '/' (which -run reads as a
+// subtest separator) is shown as '∕'.
+func caseName(rel string) string { return strings.ReplaceAll(rel, "/", "∕") }

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/bastion-mcp/bastion/safety/command"
 	"github.com/bastion-mcp/bastion/safety/redact"
 )
 
@@ -38,9 +40,15 @@ func (f Finding) Reason() string {
 const DefaultScanBytes = 4096
 
 // ScanContent scans data (the first bytes of the file rel) and reports
-// what it found. binary is true, and nothing is scanned, when data holds a
-// NUL byte.
+// what it found, with the builtin secret patterns (an Engine adds the
+// operator's, Options.Patterns). binary is true, and nothing is scanned,
+// when data holds a NUL byte.
 func ScanContent(rel string, data []byte) (findings []Finding, binary bool) {
+	return scanContent(redact.Default(), rel, data)
+}
+
+// scanContent is ScanContent with the secret pattern set to use.
+func scanContent(secrets *redact.Set, rel string, data []byte) (findings []Finding, binary bool) {
 	if bytes.IndexByte(data, 0) >= 0 {
 		return nil, true
 	}
@@ -69,7 +77,7 @@ func ScanContent(rel string, data []byte) (findings []Finding, binary bool) {
 		add(f)
 	}
 	// Secret shapes: the redactor's pattern table, one set for both uses.
-	for _, f := range secretFindings(data) {
+	for _, f := range secretFindings(secrets, data) {
 		if f.generic && probed[f.Line] {
 			continue
 		}
@@ -105,12 +113,6 @@ func (li lineIndex) line(off int) int {
 	return sort.Search(len(li), func(i int) bool { return li[i] > off })
 }
 
-var knownInterpreters = map[string]bool{
-	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true, "python": true,
-	"python2": true, "python3": true, "node": true, "deno": true, "bun": true, "perl": true, "ruby": true,
-	"php": true, "lua": true, "awk": true, "tclsh": true, "pwsh": true, "Rscript": true, "make": true,
-}
-
 // interpreter names the shebang's interpreter if it is a known one.
 func interpreter(data []byte) string {
 	first := data
@@ -130,10 +132,18 @@ func interpreter(data []byte) string {
 			}
 		}
 	}
-	if knownInterpreters[name] {
+	if knownInterpreter(name) {
 		return "interpreter: " + name
 	}
 	return "an interpreter"
+}
+
+// knownInterpreter reports whether name, as written after #!, is a
+// spelling that command.Programs lists for a shell, interpreter or tool:
+// only such table words are echoed in a label, never other file content.
+func knownInterpreter(name string) bool {
+	p, ok := command.Lookup(name)
+	return ok && p.Kind != command.Wrapper && (name == p.Name || slices.Contains(p.Typed, name))
 }
 
 var schemes = map[string]string{
@@ -241,7 +251,7 @@ func probeStructure(rel string, data []byte, lines lineIndex) []Finding {
 // looksSecret reports a string that itself matches a secret shape, so it
 // is never echoed as a key name.
 func looksSecret(s string) bool {
-	return len(secrets().Find([]byte(s))) > 0
+	return len(redact.Default().Find([]byte(s))) > 0
 }
 
 // linePairs reads unindented "key<sep>value" lines. For YAML, "key: value"
@@ -360,11 +370,6 @@ func keywordSummary(data []byte) string {
 	return "credential keywords in the first bytes: " + strings.Join(parts, ", ")
 }
 
-// secrets is the one secret pattern table Bastion has: the output
-// redactor's (safety/redact), used here to find secrets in files. A match
-// is reported by the pattern's label and its line, never by its text.
-var secrets = redact.Default
-
 // genericPatterns are the redactor's patterns that judge a value by the
 // name it is assigned to rather than by its shape. Their matches are
 // checked again (placeholders, how random the value looks) before they can
@@ -378,15 +383,18 @@ type secretFinding struct {
 	generic bool
 }
 
-// secretFindings runs the shared pattern table over data. Token shapes
+// secretFindings runs the shared pattern table over data: the output
+// redactor's (safety/redact), builtin and operator patterns, one table for
+// both uses. A match is reported by the pattern's label and its line,
+// never by its text. Token shapes
 // (AWS, GitHub, Slack, private key blocks, JWTs...) make a file HIGH_RISK;
 // a password in a URL does unless it is a placeholder; a value assigned to
 // a secret-looking name does when it looks like a real secret (not a
 // placeholder, at least 6 bytes, with a digit or 16 bytes long), and is
 // otherwise a reason only.
-func secretFindings(data []byte) []secretFinding {
+func secretFindings(secrets *redact.Set, data []byte) []secretFinding {
 	var out []secretFinding
-	for _, m := range secrets().Find(data) {
+	for _, m := range secrets.Find(data) {
 		if len(out) >= 64 {
 			break
 		}
@@ -433,7 +441,7 @@ func schemeBefore(data []byte, off int) string {
 
 // hasURLCredentials reports whether s holds a URL with a password.
 func hasURLCredentials(s string) bool {
-	for _, m := range secrets().Find([]byte(s)) {
+	for _, m := range redact.Default().Find([]byte(s)) {
 		if m.Name == "url-credentials" {
 			return true
 		}

@@ -3,6 +3,7 @@ package risk
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bastion-mcp/bastion/safety/command"
 	"github.com/bastion-mcp/bastion/safety/redact"
 )
 
@@ -42,14 +44,16 @@ func TestStructureProbeFindsCredentialKeys(t *testing.T) {
 		"values.yml":    "replicas: 3\nclient_secret: 0a9b8c7d6e5f\n",
 	}
 	for name, content := range cases {
-		f, bin := ScanContent(name, []byte(content))
-		found := false
-		for _, x := range f {
-			found = found || (x.Kind == "credential" && x.Risk)
-		}
-		if bin || !found {
-			t.Errorf("%s: findings %+v", name, f)
-		}
+		t.Run(name, func(t *testing.T) {
+			f, bin := ScanContent(name, []byte(content))
+			found := false
+			for _, x := range f {
+				found = found || (x.Kind == "credential" && x.Risk)
+			}
+			if bin || !found {
+				t.Errorf("%s: findings %+v", name, f)
+			}
+		})
 	}
 }
 
@@ -58,11 +62,13 @@ func TestPlaceholdersAreNotCredentials(t *testing.T) {
 		".env":       "PASSWORD=${DB_PASSWORD}\nTOKEN=changeme\nAPI_KEY=\nSECRET=<your-secret>\n",
 		"config.yml": "password: \"{{ vault_password }}\"\ndb: postgres://user:${PASS}@db/x\n",
 	} {
-		for _, x := range mustScan(t, name, content) {
-			if x.Risk {
-				t.Errorf("%s: placeholder reported as risk: %+v", name, x)
+		t.Run(name, func(t *testing.T) {
+			for _, x := range mustScan(t, name, content) {
+				if x.Risk {
+					t.Errorf("%s: placeholder reported as risk: %+v", name, x)
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -312,5 +318,73 @@ func TestConnectionStringSchemeIsNamedAfterAKeyGluedToIt(t *testing.T) {
 		if !ok {
 			t.Errorf("missing %q in %+v", k, f)
 		}
+	}
+}
+
+// TestShebangNamesComeFromThePrograms proves the shebang label's list of
+// names is command.Programs: every shell, interpreter and tool, in each
+// spelling the table lists, is named; wrappers and other spellings are not.
+func TestShebangNamesComeFromThePrograms(t *testing.T) {
+	for _, p := range command.Programs() {
+		for _, name := range append([]string{p.Name}, p.Typed...) {
+			t.Run(name, func(t *testing.T) {
+				want := "executable script (interpreter: " + name + ")"
+				if p.Kind == command.Wrapper {
+					want = "executable script (an interpreter)"
+				}
+				f := mustScan(t, "run", "#!/usr/bin/"+name+" -x\n")
+				if len(f) == 0 || f[0].Label != want {
+					t.Errorf("%s %q: %+v, want %q", p.Kind, name, f, want)
+				}
+			})
+		}
+	}
+	t.Run("unlisted spelling", func(t *testing.T) {
+		if f := mustScan(t, "run", "#!/usr/bin/Python3.11\n"); len(f) == 0 || f[0].Label != "executable script (an interpreter)" {
+			t.Errorf("a spelling the table does not list was echoed: %+v", f)
+		}
+	})
+}
+
+// TestOperatorPatternsFeedTheContentScanner proves [redaction] patterns are
+// one table with two uses: the radar finds an operator pattern in a file,
+// names it, and reports the file HIGH_RISK without its text.
+func TestOperatorPatternsFeedTheContentScanner(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "notes.txt", "hello\norder ACME-123456 shipped\n")
+	for _, c := range []struct {
+		name     string
+		patterns []redact.Extra
+		reason   string
+	}{
+		{"named", []redact.Extra{{Name: "acme-order", Regex: `ACME-[0-9]{6}`}}, "line 2: operator pattern acme-order"},
+		{"unnamed", []redact.Extra{{Regex: `x-never`}, {Regex: `ACME-[0-9]{6}`}}, "line 2: operator pattern 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := newEngine(t, Options{Patterns: c.patterns}).Classify(openRoot(t, root), "notes.txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Metadata.Importance != HighRisk || !hasReason(d, c.reason) {
+				t.Errorf("importance %s, reasons %q; want HIGH_RISK with %q", d.Metadata.Importance, d.Metadata.Reasons, c.reason)
+			}
+			if b, _ := json.Marshal(d); bytes.Contains(b, []byte("123456")) {
+				t.Errorf("descriptor leaks the match: %s", b)
+			}
+		})
+	}
+	t.Run("without patterns", func(t *testing.T) {
+		d, err := newEngine(t, Options{}).Classify(openRoot(t, root), "notes.txt")
+		if err != nil || d.Metadata.Importance == HighRisk {
+			t.Errorf("a file without a builtin secret is HIGH_RISK: %+v %v", d.Metadata, err)
+		}
+	})
+}
+
+func TestBadOperatorPatternStopsTheEngine(t *testing.T) {
+	_, err := NewEngine(Options{Patterns: []redact.Extra{{Name: "acme", Regex: `(`}}})
+	var pe *redact.PatternError
+	if !errors.As(err, &pe) || pe.Index != 0 || pe.Name != "acme" {
+		t.Fatalf("NewEngine = %v; want a *redact.PatternError naming acme", err)
 	}
 }

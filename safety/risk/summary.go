@@ -164,6 +164,8 @@ func (w *walker) open(rel string, m *match) {
 	w.items[imp] = append(w.items[imp], it)
 }
 
+// walk visits dir's entries in name order, under state (the rule matches
+// of dir and its ancestors), until MaxEntries is reached.
 func (w *walker) walk(dir *jail.Dir, prefix string, state []int32) error {
 	ents, err := dir.ReadDir()
 	if err != nil {
@@ -192,66 +194,74 @@ func (w *walker) walk(dir *jail.Dir, prefix string, state []int32) error {
 		}
 		w.set.Child(state, rel, isDir, child)
 		win, found := w.winner(child)
-		if isDir {
-			w.s.Dirs++
-			depth := len(w.areas)
-			if found && (depth == 0 || w.areas[depth-1].item.rule != win.rule) {
-				w.open(rel, &win)
-			}
-			sub, err := dir.OpenDir(name)
-			if err != nil {
-				// Not entered (a mount, a refused name, no permission,
-				// gone): counted, never guessed at.
-				w.s.Skipped++
-			} else {
-				err = w.walk(sub, rel+"/", child)
-				sub.Close()
-			}
-			w.areas = w.areas[:depth]
-			if err != nil && sub != nil {
-				return err
-			}
-			if w.truncated {
-				return nil
-			}
+		if !isDir {
+			w.file(rel, win, found)
 			continue
 		}
-		w.s.Files++
-		for _, a := range w.areas {
-			a.item.Files++
-		}
-		imp := Normal
-		if found {
-			imp = importanceOf(win.rule.Category)
-		}
-		w.s.Counts[imp]++
-		if !found {
-			continue
-		}
-		if n := len(w.areas); n > 0 && w.areas[n-1].item.rule == win.rule {
-			continue // counted in its area
-		}
-		if win.rule.Category == Risk {
-			w.items[HighRisk] = append(w.items[HighRisk], &SummaryItem{Path: rel, Kind: "file", Files: 1,
-				Reason: win.rule.Reason, SuggestedAction: win.rule.SuggestedAction, rule: win.rule})
-			continue
-		}
-		g := w.loose[win.rule]
-		if g == nil {
-			g = &SummaryItem{Path: win.rule.Pattern, Kind: "files", Reason: win.rule.Reason,
-				SuggestedAction: win.rule.SuggestedAction, rule: win.rule}
-			w.loose[win.rule] = g
-			w.items[imp] = append(w.items[imp], g)
-		}
-		g.Files++
-		if g.Files == 1 {
-			// A lone file is better shown by its path.
-			g.Path, g.Kind = rel, "file"
-		} else if g.Kind == "file" {
-			g.Path, g.Kind = g.rule.Pattern, "files"
+		if err := w.dir(dir, name, rel, child, win, found); err != nil || w.truncated {
+			return err
 		}
 	}
 	return nil
+}
+
+// dir counts the directory rel (named name in parent), opens an area when
+// its winning rule is new here, and walks it under child.
+func (w *walker) dir(parent *jail.Dir, name, rel string, child []int32, win match, found bool) error {
+	w.s.Dirs++
+	depth := len(w.areas)
+	if found && (depth == 0 || w.areas[depth-1].item.rule != win.rule) {
+		w.open(rel, &win)
+	}
+	defer func() { w.areas = w.areas[:depth] }()
+	sub, err := parent.OpenDir(name)
+	if err != nil {
+		// Not entered (a mount, a refused name, no permission, gone):
+		// counted, never guessed at.
+		w.s.Skipped++
+		return nil
+	}
+	defer sub.Close()
+	return w.walk(sub, rel+"/", child)
+}
+
+// file counts the file rel: in every open area, under its importance, and
+// in an item unless its area already shows it.
+func (w *walker) file(rel string, win match, found bool) {
+	w.s.Files++
+	for _, a := range w.areas {
+		a.item.Files++
+	}
+	imp := Normal
+	if found {
+		imp = importanceOf(win.rule.Category)
+	}
+	w.s.Counts[imp]++
+	if !found {
+		return
+	}
+	if n := len(w.areas); n > 0 && w.areas[n-1].item.rule == win.rule {
+		return // counted in its area
+	}
+	if win.rule.Category == Risk {
+		w.items[HighRisk] = append(w.items[HighRisk], &SummaryItem{Path: rel, Kind: "file", Files: 1,
+			Reason: win.rule.Reason, SuggestedAction: win.rule.SuggestedAction, rule: win.rule})
+		return
+	}
+	g := w.loose[win.rule]
+	if g == nil {
+		g = &SummaryItem{Path: win.rule.Pattern, Kind: "files", Reason: win.rule.Reason,
+			SuggestedAction: win.rule.SuggestedAction, rule: win.rule}
+		w.loose[win.rule] = g
+		w.items[imp] = append(w.items[imp], g)
+	}
+	g.Files++
+	if g.Files == 1 {
+		// A lone file is better shown by its path.
+		g.Path, g.Kind = rel, "file"
+	} else if g.Kind == "file" {
+		g.Path, g.Kind = g.rule.Pattern, "files"
+	}
 }
 
 func (w *walker) finish() {

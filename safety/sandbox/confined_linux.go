@@ -349,41 +349,22 @@ func takeParked(key string) *warm {
 }
 
 // runConfined runs s through a helper: a prepared one if it matches,
-// otherwise one started now.
+// otherwise one started now. The steps: identify the working directory
+// (commandMessage), take or start a helper, wait for its setup
+// (awaitSetup), hand it the command, relay its output while waiting for its
+// answer (awaitAnswer), then turn the answer into the outcome (outcomeOf).
 func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outcome) (Outcome, error) {
 	cfg, err := staticConfig(s, p)
 	if err != nil {
 		return out, err
 	}
-	run := helperRun{TimeoutMS: s.Timeout.Milliseconds(), Path: s.Path, Argv: s.Argv, Env: env}
-	// The working directory, opened beneath the jail exactly as the helper
-	// will open it in its view, and identified.
-	jfd, err := unix.Open(cfg.Jail, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	msg, release, err := commandMessage(s, &cfg, env)
 	if err != nil {
-		return out, result.Wrap(result.NotFound, "the jail root cannot be opened", err)
+		return out, err
 	}
-	defer unix.Close(jfd)
-	if dev, ino, err := identity(jfd); err != nil || dev != cfg.JailDev || ino != cfg.JailIno {
-		return out, result.New(result.Stale, "the jail root changed while the command was being started; nothing ran")
-	}
-	run.DirRel, _ = filepath.Rel(cfg.Jail, filepath.Clean(s.Dir))
-	dfd := jfd
-	if run.DirRel != "." {
-		if dfd, err = openBeneath(jfd, run.DirRel, unix.O_PATH); err != nil {
-			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-				return out, result.Wrap(result.NotFound, "the working directory does not exist in the jail (or is not a directory)", err)
-			}
-			return out, result.Wrap(result.PathEscape, "the working directory cannot be reached inside the jail without a symbolic link, .. or a mount", err)
-		}
-		defer unix.Close(dfd)
-	}
-	if run.DirDev, run.DirIno, err = identity(dfd); err != nil {
-		return out, result.Wrap(result.InternalError, errSetup, err)
-	}
-	msg, err := json.Marshal(run)
-	if err != nil || len(msg) > maxMsg {
-		return out, invalid("the command is too large to hand to the sandbox")
-	}
+	// The directories stay open (their inodes cannot be reused) until the
+	// run is over.
+	defer release()
 
 	start := time.Now()
 	key, _ := json.Marshal(cfg)
@@ -398,21 +379,7 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 	defer w.errR.Close()
 	defer w.jail.Close()
 	c := w.c
-	// The helper's setup is bounded too: by the request and by
-	// setupBound, past which a helper that has not built its view is taken
-	// to be stuck.
-	var setup helperResult
-	select {
-	case setup = <-w.ready:
-	case <-ctx.Done():
-		setup = helperResult{SetupCode: result.OperationFailed, SetupReason: "the command was cancelled before it started"}
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			setup.SetupCode = result.Timeout
-		}
-	case <-time.After(setupBound):
-		setup = helperResult{SetupCode: result.InternalError, SetupReason: errSetup + ": the sandbox helper did not finish setting up"}
-	}
-	if setup.SetupCode != "" {
+	if setup := awaitSetup(ctx, w); setup.SetupCode != "" {
 		c.killGroup()
 		<-c.exited
 		_, _ = c.reap()
@@ -429,44 +396,7 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 	stderr := &stderrWatch{w: s.Stderr}
 	go drain(s.Stdout, w.outR, copied)
 	go drain(stderr, w.errR, copied)
-	answers := make(chan helperResult, 1)
-	go func() { answers <- w.answer() }()
-
-	var backstop <-chan time.Time
-	if s.Timeout > 0 {
-		t := time.NewTimer(s.Timeout + helperBackstop)
-		defer t.Stop()
-		backstop = t.C
-	}
-	var r helperResult
-	var runErr error
-	done := ctx.Done()
-wait:
-	for {
-		select {
-		case r = <-answers:
-			break wait
-		case <-done:
-			done = nil
-			runErr = ctxError(ctx, &out)
-			_, _ = unix.Write(w.fd, []byte(cancelMsg))
-			t := time.NewTimer(helperBackstop)
-			defer t.Stop()
-			backstop = t.C
-		case <-backstop:
-			// The helper did not answer in time: kill it. With namespaces
-			// every process of the command dies with it. Only the helper
-			// holds the control socket, so its death ends the read; the
-			// bound below is a second guard, never expected to fire.
-			c.killGroup()
-			select {
-			case r = <-answers:
-			case <-time.After(helperBackstop):
-				r = helperResult{SetupCode: result.InternalError, SetupReason: errSetup + ": the sandbox helper ended without an answer"}
-			}
-			break wait
-		}
-	}
+	r, runErr := awaitAnswer(ctx, w, s.Timeout, &out)
 	// Once the helper has answered, every process of the command is dead
 	// and reaped (it answers only after wait4 found nothing left); the
 	// helper's own exit, which tears down its namespaces, is collected in
@@ -478,7 +408,117 @@ wait:
 	}()
 	out.Duration = time.Since(start)
 	finishDrain(w.outR, w.errR, copied)
+	return outcomeOf(out, r, runErr, stderr.hint, cfg.Limits, s.Timeout)
+}
 
+// commandMessage is the helper's second message for s: the command and
+// its working directory, opened beneath the jail exactly as the helper
+// will open it in its view, and identified. release closes the
+// descriptors it opened.
+func commandMessage(s *Spec, cfg *helperConfig, env []string) (msg []byte, release func(), err error) {
+	run := helperRun{TimeoutMS: s.Timeout.Milliseconds(), Path: s.Path, Argv: s.Argv, Env: env}
+	jfd, err := unix.Open(cfg.Jail, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, result.Wrap(result.NotFound, "the jail root cannot be opened", err)
+	}
+	fds := []int{jfd}
+	release = func() {
+		for i := len(fds) - 1; i >= 0; i-- {
+			unix.Close(fds[i])
+		}
+	}
+	fail := func(err error) ([]byte, func(), error) {
+		release()
+		return nil, nil, err
+	}
+	if dev, ino, err := identity(jfd); err != nil || dev != cfg.JailDev || ino != cfg.JailIno {
+		return fail(result.New(result.Stale, "the jail root changed while the command was being started; nothing ran"))
+	}
+	run.DirRel, _ = filepath.Rel(cfg.Jail, filepath.Clean(s.Dir))
+	dfd := jfd
+	if run.DirRel != "." {
+		if dfd, err = openBeneath(jfd, run.DirRel, unix.O_PATH); err != nil {
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+				return fail(result.Wrap(result.NotFound, "the working directory does not exist in the jail (or is not a directory)", err))
+			}
+			return fail(result.Wrap(result.PathEscape, "the working directory cannot be reached inside the jail without a symbolic link, .. or a mount", err))
+		}
+		fds = append(fds, dfd)
+	}
+	if run.DirDev, run.DirIno, err = identity(dfd); err != nil {
+		return fail(result.Wrap(result.InternalError, errSetup, err))
+	}
+	msg, err = json.Marshal(run)
+	if err != nil || len(msg) > maxMsg {
+		return fail(invalid("the command is too large to hand to the sandbox"))
+	}
+	return msg, release, nil
+}
+
+// awaitSetup waits for w's answer to its static instructions. The helper's
+// setup is bounded too: by the request and by setupBound, past which a
+// helper that has not built its view is taken to be stuck.
+func awaitSetup(ctx context.Context, w *warm) helperResult {
+	select {
+	case setup := <-w.ready:
+		return setup
+	case <-ctx.Done():
+		setup := helperResult{SetupCode: result.OperationFailed, SetupReason: "the command was cancelled before it started"}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			setup.SetupCode = result.Timeout
+		}
+		return setup
+	case <-time.After(setupBound):
+		return helperResult{SetupCode: result.InternalError, SetupReason: errSetup + ": the sandbox helper did not finish setting up"}
+	}
+}
+
+// awaitAnswer waits for the helper's answer to the command. A cancelled
+// ctx sends the helper cancelMsg (runErr then says why, and out records a
+// deadline); a helper that does not answer within timeout plus
+// helperBackstop (or helperBackstop after a cancel) is killed.
+func awaitAnswer(ctx context.Context, w *warm, timeout time.Duration, out *Outcome) (r helperResult, runErr error) {
+	answers := make(chan helperResult, 1)
+	go func() { answers <- w.answer() }()
+	var backstop <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout + helperBackstop)
+		defer t.Stop()
+		backstop = t.C
+	}
+	done := ctx.Done()
+	for {
+		select {
+		case r = <-answers:
+			return r, runErr
+		case <-done:
+			done = nil
+			runErr = ctxError(ctx, out)
+			_, _ = unix.Write(w.fd, []byte(cancelMsg))
+			t := time.NewTimer(helperBackstop)
+			defer t.Stop()
+			backstop = t.C
+		case <-backstop:
+			// The helper did not answer in time: kill it. With namespaces
+			// every process of the command dies with it. Only the helper
+			// holds the control socket, so its death ends the read; the
+			// bound below is a second guard, never expected to fire.
+			w.c.killGroup()
+			select {
+			case r = <-answers:
+			case <-time.After(helperBackstop):
+				r = helperResult{SetupCode: result.InternalError, SetupReason: errSetup + ": the sandbox helper ended without an answer"}
+			}
+			return r, runErr
+		}
+	}
+}
+
+// outcomeOf completes out from the helper's answer r: the exit, the
+// resources used and the limit that stopped the command (or that its
+// stderr, hint, points at when it failed without one), and returns the
+// error the run ends with.
+func outcomeOf(out Outcome, r helperResult, runErr error, hint string, l Limits, timeout time.Duration) (Outcome, error) {
 	if r.SetupCode != "" && !r.Started {
 		if runErr != nil {
 			return out, runErr
@@ -489,8 +529,8 @@ wait:
 	out.CPUTime = time.Duration(r.CPUMS) * time.Millisecond
 	out.PeakTasks, out.PeakRSSKB = r.PeakTasks, r.PeakRSSKB
 	out.Limit = r.Limit
-	if out.Limit == "" && runErr == nil && out.ExitCode != 0 && stderr.hint != "" {
-		out.Limit = stderr.hint
+	if out.Limit == "" && runErr == nil && out.ExitCode != 0 && hint != "" {
+		out.Limit = hint
 	}
 	switch {
 	case runErr != nil:
@@ -500,9 +540,9 @@ wait:
 		return out, runErr
 	case out.Limit == LimitTimeout:
 		out.TimedOut = true
-		return out, limitError(LimitTimeout, cfg.Limits, s.Timeout)
+		return out, limitError(LimitTimeout, l, timeout)
 	case out.Limit != "":
-		return out, limitError(out.Limit, cfg.Limits, s.Timeout)
+		return out, limitError(out.Limit, l, timeout)
 	case r.SetupCode != "":
 		return out, result.New(r.SetupCode, r.SetupReason)
 	}

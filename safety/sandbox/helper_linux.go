@@ -200,6 +200,12 @@ const copyMax = 1 << 20
 // (read-only), a minimal /dev and a /proc of the new PID namespace; then it
 // pivots into it and detaches the host's tree. Every mount is nosuid, and
 // all but the device nodes nodev.
+//
+// The steps run in this order, each in its own function: gather the
+// sources (viewBinds), copy each as a detached mount tree while the host's
+// tree is still visible (cloneSources, cloneDevNodes), mount the new root
+// and attach everything to it (populateView), pivot into it (enterView),
+// and check that the jail in the view is the directory the server opened.
 func (h *helper) buildView() error {
 	cfg := &h.cfg
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
@@ -212,60 +218,66 @@ func (h *helper) buildView() error {
 		}
 		h.proxyFD = fd
 	}
-	var binds []bind
-	add := func(src, dst string, rw, mustExist bool) error {
-		var st unix.Stat_t
-		if err := unix.Lstat(src, &st); err != nil {
-			if mustExist {
-				return failf(result.NotFound, errSetup+": %s does not exist", src)
-			}
-			return nil
-		}
-		b := bind{src: src, dst: dst, rw: rw}
-		if st.Mode&unix.S_IFMT == unix.S_IFLNK && !rw {
-			target, err := os.Readlink(src)
-			if err != nil {
-				return nil
-			}
-			b.link = target
-			binds = append(binds, b)
-			// Make sure what it points to is in the view too.
-			resolved, err := filepath.EvalSymlinks(src)
-			if err != nil {
-				return nil
-			}
-			src, dst = resolved, resolved
-			b = bind{src: src, dst: dst}
-		}
-		fd, err := unix.Open(src, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			if mustExist {
-				return failf(result.NotFound, errSetup+": %s cannot be opened", src)
-			}
-			return nil
-		}
-		var fst unix.Stat_t
-		_ = unix.Fstat(fd, &fst)
-		b.fd, b.dir = fd, fst.Mode&unix.S_IFMT == unix.S_IFDIR
-		if !rw && fst.Mode&unix.S_IFMT == unix.S_IFREG && fst.Size <= copyMax {
-			if data, err := os.ReadFile(fmt.Sprintf("/proc/self/fd/%d", fd)); err == nil && int64(len(data)) == fst.Size {
-				b.data, b.perm = data, fst.Mode&0o555|0o444
-			}
-		}
-		binds = append(binds, b)
-		return nil
+	binds, err := h.viewBinds()
+	if err != nil {
+		return err
 	}
+	if err := cloneSources(binds); err != nil {
+		return err
+	}
+	devs, err := cloneDevNodes()
+	if err != nil {
+		return err
+	}
+	// The new root is a tmpfs mounted over TMPDIR's path in this mount
+	// namespace only; TMPDIR itself was copied above.
+	root := cfg.Tmp
+	if err := h.populateView(root, binds, devs); err != nil {
+		return err
+	}
+	if err := enterView(root); err != nil {
+		return err
+	}
+	for _, b := range binds {
+		if b.fd > 0 {
+			unix.Close(b.fd)
+		}
+		if b.tree > 0 {
+			unix.Close(b.tree)
+		}
+	}
+	// The jail in the view must be the directory the server opened.
+	fd, err := unix.Open(cfg.Jail, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return failf(result.Stale, "the jail root changed while the sandbox was being built; nothing ran")
+	}
+	defer unix.Close(fd)
+	if dev, ino, err := identity(fd); err != nil || dev != cfg.JailDev || ino != cfg.JailIno {
+		return failf(result.Stale, "the jail root changed while the sandbox was being built; nothing ran")
+	}
+	return nil
+}
+
+// viewBinds gathers every source of the view, parents before children: the
+// read paths (but /dev and /proc, which the view has its own of), HOME,
+// TMPDIR and the writable caches, the jail, and TMPDIR again at /tmp unless
+// a tree of the view lies beneath /tmp. Small read-only files that a
+// directory of the view already shows are dropped.
+func (h *helper) viewBinds() ([]bind, error) {
+	cfg := &h.cfg
+	var binds []bind
+	var err error
 	for _, r := range cfg.ReadPaths {
 		if r == "/dev" || strings.HasPrefix(r, "/dev/") || r == "/proc" || strings.HasPrefix(r, "/proc/") {
 			continue // the view has its own /dev and /proc
 		}
-		if err := add(r, r, false, false); err != nil {
-			return err
+		if binds, err = addBind(binds, r, r, false, false); err != nil {
+			return nil, err
 		}
 	}
 	for _, w := range append([]string{cfg.Home, cfg.Tmp}, cfg.Writable...) {
-		if err := add(w, w, true, true); err != nil {
-			return err
+		if binds, err = addBind(binds, w, w, true, true); err != nil {
+			return nil, err
 		}
 	}
 	tmpFD := -1
@@ -279,10 +291,10 @@ func (h *helper) buildView() error {
 	// is the directory the server opened.
 	jfd, err := unix.Open(cfg.Jail, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return failf(result.Stale, "the jail root changed while the sandbox was being built; nothing ran")
+		return nil, failf(result.Stale, "the jail root changed while the sandbox was being built; nothing ran")
 	}
 	if dev, ino, err := identity(jfd); err != nil || dev != cfg.JailDev || ino != cfg.JailIno {
-		return failf(result.Stale, "the jail root changed while the sandbox was being built; nothing ran")
+		return nil, failf(result.Stale, "the jail root changed while the sandbox was being built; nothing ran")
 	}
 	binds = append(binds, bind{src: cfg.Jail, fd: jfd, dst: cfg.Jail, rw: true, dir: true})
 	// /tmp shows TMPDIR too, unless a tree of the view lies beneath /tmp
@@ -310,11 +322,61 @@ func (h *helper) buildView() error {
 	// Parents before children: a writable tree beneath a read path (or the
 	// reverse) is mounted over it.
 	sort.SliceStable(binds, func(i, j int) bool { return depth(binds[i].dst) < depth(binds[j].dst) })
+	return binds, nil
+}
 
-	// Every source is copied now, as a detached mount tree with its final
-	// flags, before the new root hides any of them: a copy made later
-	// would include the new root itself where a source is an ancestor of
-	// its mount point.
+// addBind appends to binds the mount of src at dst: read-only unless rw. A
+// missing or unopenable source is skipped, or refused when mustExist. A
+// read path that is a symbolic link becomes that link in the view plus a
+// bind of what it resolves to; a small read-only regular file is copied
+// (data) rather than mounted.
+func addBind(binds []bind, src, dst string, rw, mustExist bool) ([]bind, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(src, &st); err != nil {
+		if mustExist {
+			return binds, failf(result.NotFound, errSetup+": %s does not exist", src)
+		}
+		return binds, nil
+	}
+	b := bind{src: src, dst: dst, rw: rw}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK && !rw {
+		target, err := os.Readlink(src)
+		if err != nil {
+			return binds, nil
+		}
+		b.link = target
+		binds = append(binds, b)
+		// Make sure what it points to is in the view too.
+		resolved, err := filepath.EvalSymlinks(src)
+		if err != nil {
+			return binds, nil
+		}
+		src, dst = resolved, resolved
+		b = bind{src: src, dst: dst}
+	}
+	fd, err := unix.Open(src, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if mustExist {
+			return binds, failf(result.NotFound, errSetup+": %s cannot be opened", src)
+		}
+		return binds, nil
+	}
+	var fst unix.Stat_t
+	_ = unix.Fstat(fd, &fst)
+	b.fd, b.dir = fd, fst.Mode&unix.S_IFMT == unix.S_IFDIR
+	if !rw && fst.Mode&unix.S_IFMT == unix.S_IFREG && fst.Size <= copyMax {
+		if data, err := os.ReadFile(fmt.Sprintf("/proc/self/fd/%d", fd)); err == nil && int64(len(data)) == fst.Size {
+			b.data, b.perm = data, fst.Mode&0o555|0o444
+		}
+	}
+	return append(binds, b), nil
+}
+
+// cloneSources copies every source that is mounted (not a link, not a
+// copied file) now, as a detached mount tree with its final flags, before
+// the new root hides any of them: a copy made later would include the new
+// root itself where a source is an ancestor of its mount point.
+func cloneSources(binds []bind) error {
 	for i := range binds {
 		b := &binds[i]
 		if b.link != "" || b.data != nil {
@@ -326,47 +388,41 @@ func (h *helper) buildView() error {
 		}
 		b.tree = t
 	}
+	return nil
+}
+
+// cloneDevNodes copies the host's devNodes as detached trees (nosuid,
+// noexec), by name.
+func cloneDevNodes() (map[string]int, error) {
 	devs := map[string]int{}
 	for _, n := range devNodes {
 		fd, err := unix.Open("/dev/"+n, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return failf(result.InternalError, errSetup+": /dev/%s cannot be opened", n)
+			return nil, failf(result.InternalError, errSetup+": /dev/%s cannot be opened", n)
 		}
 		t, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
 		unix.Close(fd)
 		if err != nil {
-			return failf(result.InternalError, errSetup+": /dev/%s could not be copied into the view", n)
+			return nil, failf(result.InternalError, errSetup+": /dev/%s could not be copied into the view", n)
 		}
 		_ = unix.MountSetattr(t, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC})
 		devs[n] = t
 	}
+	return devs, nil
+}
 
-	// The new root is a tmpfs mounted over TMPDIR's path in this mount
-	// namespace only; TMPDIR itself was copied above.
-	root := cfg.Tmp
+// populateView mounts the tmpfs root at root and attaches to it every bind
+// (links made, small files written, trees moved), /dev, and a /proc of the
+// new PID namespace whose kernel-wide knobs are read-only; it names the
+// host bastion-sandbox.
+func (h *helper) populateView(root string, binds []bind, devs map[string]int) error {
 	if err := unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=16m,nr_inodes=4096"); err != nil {
 		return failf(result.InternalError, errSetup+": the root of the command's view could not be mounted")
 	}
 	in := func(p string) string { return filepath.Join(root, p) }
 	for _, b := range binds {
-		if b.link != "" {
-			if err := os.MkdirAll(filepath.Dir(in(b.dst)), 0o755); err != nil {
-				return failf(result.InternalError, errSetup+": %s could not be placed in the view", b.dst)
-			}
-			_ = os.Symlink(b.link, in(b.dst))
-			continue
-		}
-		if b.data != nil {
-			if err := os.MkdirAll(filepath.Dir(in(b.dst)), 0o755); err != nil {
-				return failf(result.InternalError, errSetup+": %s could not be placed in the view", b.dst)
-			}
-			if err := os.WriteFile(in(b.dst), b.data, os.FileMode(b.perm)); err != nil {
-				return failf(result.InternalError, errSetup+": %s could not be copied into the view", b.dst)
-			}
-			continue
-		}
-		if err := placeTree(b.tree, in(b.dst), b.dir); err != nil {
-			return failf(result.InternalError, errSetup+": %s could not be mounted in the view", b.dst)
+		if err := placeBind(b, in(b.dst)); err != nil {
+			return err
 		}
 	}
 	if err := h.buildDev(in("/dev"), devs); err != nil {
@@ -391,6 +447,38 @@ func (h *helper) buildView() error {
 	}
 	_ = unix.Sethostname([]byte("bastion-sandbox"))
 	_ = unix.Setdomainname([]byte("bastion-sandbox"))
+	return nil
+}
+
+// placeBind puts b at at (its path under the new root): a symbolic link, a
+// copied small file, or its detached tree.
+func placeBind(b bind, at string) error {
+	if b.link != "" {
+		if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
+			return failf(result.InternalError, errSetup+": %s could not be placed in the view", b.dst)
+		}
+		_ = os.Symlink(b.link, at)
+		return nil
+	}
+	if b.data != nil {
+		if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
+			return failf(result.InternalError, errSetup+": %s could not be placed in the view", b.dst)
+		}
+		if err := os.WriteFile(at, b.data, os.FileMode(b.perm)); err != nil {
+			return failf(result.InternalError, errSetup+": %s could not be copied into the view", b.dst)
+		}
+		return nil
+	}
+	if err := placeTree(b.tree, at, b.dir); err != nil {
+		return failf(result.InternalError, errSetup+": %s could not be mounted in the view", b.dst)
+	}
+	return nil
+}
+
+// enterView pivots into root, detaches the host's tree and makes the
+// skeleton itself read-only: nothing can be created at /. (Not recursive:
+// the mounts on it keep their own flags.)
+func enterView(root string) error {
 	if err := unix.Chdir(root); err != nil {
 		return failf(result.InternalError, errSetup+": the view could not be entered")
 	}
@@ -403,26 +491,7 @@ func (h *helper) buildView() error {
 	if err := unix.Chdir("/"); err != nil {
 		return failf(result.InternalError, errSetup+": the view could not be entered")
 	}
-	// The skeleton itself becomes read-only: nothing can be created at /.
-	// (Not recursive: the mounts on it keep their own flags.)
 	_ = unix.MountSetattr(unix.AT_FDCWD, "/", 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV})
-	for _, b := range binds {
-		if b.fd > 0 {
-			unix.Close(b.fd)
-		}
-		if b.tree > 0 {
-			unix.Close(b.tree)
-		}
-	}
-	// The jail in the view must be the directory the server opened.
-	fd, err := unix.Open(cfg.Jail, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return failf(result.Stale, "the jail root changed while the sandbox was being built; nothing ran")
-	}
-	defer unix.Close(fd)
-	if dev, ino, err := identity(fd); err != nil || dev != cfg.JailDev || ino != cfg.JailIno {
-		return failf(result.Stale, "the jail root changed while the sandbox was being built; nothing ran")
-	}
 	return nil
 }
 

@@ -356,7 +356,7 @@ func plan(mode Mode, iso Isolation, net NetMode) (runPlan, error) {
 	if abi <= 0 {
 		if m == ModeRequired {
 			if perr != nil {
-				return runPlan{}, result.Wrap(errUnavailable.Code, errUnavailable.Reason, perr)
+				return runPlan{}, errUnavailable.Wrap(perr)
 			}
 			return runPlan{}, errUnavailable
 		}

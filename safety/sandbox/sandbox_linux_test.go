@@ -386,16 +386,26 @@ func TestCannotBindTCPPort(t *testing.T) {
 		network  bool
 		wantExit int
 	}{{IsolationLandlock, false, 3}, {IsolationLandlock, true, 0}, {IsolationNamespaces, false, 0}} {
-		b := newBox(t)
-		s := b.spec(t, "true")
-		s.Path, s.Argv = os.Args[0], []string{"helper"}
-		s.ReadPaths = append([]string{filepath.Dir(os.Args[0])}, DefaultReadPaths...)
-		s.Env = []string{"BASTION_SANDBOX_HELPER=bind"}
-		s.Network, s.Isolation = c.network, c.iso
-		if out := b.run(t, s); out.ExitCode != c.wantExit {
-			t.Fatalf("%s, network %v: bind exit %d, want %d (%q)", c.iso, c.network, out.ExitCode, c.wantExit, b.stderr.String())
-		}
+		t.Run(netCase(c.iso, c.network), func(t *testing.T) {
+			b := newBox(t)
+			s := b.spec(t, "true")
+			s.Path, s.Argv = os.Args[0], []string{"helper"}
+			s.ReadPaths = append([]string{filepath.Dir(os.Args[0])}, DefaultReadPaths...)
+			s.Env = []string{"BASTION_SANDBOX_HELPER=bind"}
+			s.Network, s.Isolation = c.network, c.iso
+			if out := b.run(t, s); out.ExitCode != c.wantExit {
+				t.Fatalf("%s, network %v: bind exit %d, want %d (%q)", c.iso, c.network, out.ExitCode, c.wantExit, b.stderr.String())
+			}
+		})
 	}
+}
+
+// netCase names a subtest after an isolation and a network setting.
+func netCase(iso Isolation, network bool) string {
+	if network {
+		return string(iso) + " network allowed"
+	}
+	return string(iso) + " network denied"
 }
 
 func TestCannotConnectThroughMultipathTCP(t *testing.T) {
@@ -403,22 +413,24 @@ func TestCannotConnectThroughMultipathTCP(t *testing.T) {
 		iso     Isolation
 		network bool
 	}{{IsolationLandlock, false}, {IsolationLandlock, true}, {IsolationNamespaces, false}, {IsolationNamespaces, true}} {
-		network := c.network
-		b := newBox(t)
-		port, stop := listen(t)
-		s := b.spec(t, "true")
-		s.Path, s.Argv = os.Args[0], []string{"helper"}
-		s.ReadPaths = append([]string{filepath.Dir(os.Args[0])}, DefaultReadPaths...)
-		s.Env = []string{"BASTION_SANDBOX_HELPER=mptcp", fmt.Sprintf("BASTION_SANDBOX_PORT=%d", port)}
-		s.Network, s.Isolation = network, c.iso
-		out := b.run(t, s)
-		connected := stop()
-		if !network && (connected || out.ExitCode == 0) {
-			t.Fatalf("an MPTCP socket reached the loopback listener with the network denied (exit %d)", out.ExitCode)
-		}
-		if network && (!connected || out.ExitCode != 0) {
-			t.Fatalf("with network allowed the MPTCP connect failed: exit %d", out.ExitCode)
-		}
+		t.Run(netCase(c.iso, c.network), func(t *testing.T) {
+			network := c.network
+			b := newBox(t)
+			port, stop := listen(t)
+			s := b.spec(t, "true")
+			s.Path, s.Argv = os.Args[0], []string{"helper"}
+			s.ReadPaths = append([]string{filepath.Dir(os.Args[0])}, DefaultReadPaths...)
+			s.Env = []string{"BASTION_SANDBOX_HELPER=mptcp", fmt.Sprintf("BASTION_SANDBOX_PORT=%d", port)}
+			s.Network, s.Isolation = network, c.iso
+			out := b.run(t, s)
+			connected := stop()
+			if !network && (connected || out.ExitCode == 0) {
+				t.Fatalf("an MPTCP socket reached the loopback listener with the network denied (exit %d)", out.ExitCode)
+			}
+			if network && (!connected || out.ExitCode != 0) {
+				t.Fatalf("with network allowed the MPTCP connect failed: exit %d", out.ExitCode)
+			}
+		})
 	}
 }
 
@@ -439,14 +451,16 @@ func TestSCTPAndIOUringAreRefusedWhenNetworkDenied(t *testing.T) {
 		iso     Isolation
 		network bool
 	}{{IsolationLandlock, true}, {IsolationNamespaces, false}} {
-		s.Network, s.Isolation = c.network, c.iso
-		out := b.run(t, s)
-		if out.ExitCode&1 == 0 {
-			t.Fatalf("%s, network %v: SCTP was refused with EACCES: the test proves nothing", c.iso, c.network)
-		}
-		if out.ExitCode&2 != 0 {
-			t.Fatalf("%s, network %v: io_uring was not refused", c.iso, c.network)
-		}
+		t.Run(netCase(c.iso, c.network), func(t *testing.T) {
+			s.Network, s.Isolation = c.network, c.iso
+			out := b.run(t, s)
+			if out.ExitCode&1 == 0 {
+				t.Fatalf("%s, network %v: SCTP was refused with EACCES: the test proves nothing", c.iso, c.network)
+			}
+			if out.ExitCode&2 != 0 {
+				t.Fatalf("%s, network %v: io_uring was not refused", c.iso, c.network)
+			}
+		})
 	}
 }
 
@@ -525,60 +539,66 @@ func detached(tok string) string {
 
 func TestNoGrandchildSurvivesTimeout(t *testing.T) {
 	for _, iso := range []Isolation{IsolationNamespaces, IsolationLandlock} {
-		b := newBox(t)
-		tok := token(t)
-		s := b.spec(t, "sh", "-c", detached(tok)+"wait")
-		s.Isolation = iso
-		s.Timeout = 500 * time.Millisecond
-		start := time.Now()
-		out, err := Run(context.Background(), s)
-		if result.CodeOf(err) != result.Timeout || !out.TimedOut || out.Limit != LimitTimeout {
-			t.Fatalf("%s: Run = %+v, %v; want TIMEOUT", iso, out, err)
-		}
-		if el := time.Since(start); el > 3*time.Second {
-			t.Fatalf("%s: Run took %v after a 500ms timeout", iso, el)
-		}
-		if p := survivors(tok); len(p) > 0 {
-			t.Fatalf("%s: processes %v survived the timeout", iso, p)
-		}
+		t.Run(string(iso), func(t *testing.T) {
+			b := newBox(t)
+			tok := token(t)
+			s := b.spec(t, "sh", "-c", detached(tok)+"wait")
+			s.Isolation = iso
+			s.Timeout = 500 * time.Millisecond
+			start := time.Now()
+			out, err := Run(context.Background(), s)
+			if result.CodeOf(err) != result.Timeout || !out.TimedOut || out.Limit != LimitTimeout {
+				t.Fatalf("%s: Run = %+v, %v; want TIMEOUT", iso, out, err)
+			}
+			if el := time.Since(start); el > 3*time.Second {
+				t.Fatalf("%s: Run took %v after a 500ms timeout", iso, el)
+			}
+			if p := survivors(tok); len(p) > 0 {
+				t.Fatalf("%s: processes %v survived the timeout", iso, p)
+			}
+		})
 	}
 }
 
 func TestNoGrandchildSurvivesNormalExit(t *testing.T) {
 	for _, iso := range []Isolation{IsolationNamespaces, IsolationLandlock} {
-		b := newBox(t)
-		tok := token(t)
-		s := b.spec(t, "sh", "-c", detached(tok)+"sleep 0.2; exit 0")
-		s.Isolation = iso
-		out := b.run(t, s)
-		if out.ExitCode != 0 || out.TimedOut {
-			t.Fatalf("%s: outcome %+v %q", iso, out, b.stderr.String())
-		}
-		if p := survivors(tok); len(p) > 0 {
-			t.Fatalf("%s: processes %v survived the command's exit", iso, p)
-		}
+		t.Run(string(iso), func(t *testing.T) {
+			b := newBox(t)
+			tok := token(t)
+			s := b.spec(t, "sh", "-c", detached(tok)+"sleep 0.2; exit 0")
+			s.Isolation = iso
+			out := b.run(t, s)
+			if out.ExitCode != 0 || out.TimedOut {
+				t.Fatalf("%s: outcome %+v %q", iso, out, b.stderr.String())
+			}
+			if p := survivors(tok); len(p) > 0 {
+				t.Fatalf("%s: processes %v survived the command's exit", iso, p)
+			}
+		})
 	}
 }
 
 func TestGrandchildHoldingPipeDoesNotBlock(t *testing.T) {
 	for _, iso := range []Isolation{IsolationNamespaces, IsolationLandlock} {
-		b := newBox(t)
-		tok := token(t)
-		// The grandchild keeps stdout and stderr open and sleeps.
-		s := b.spec(t, "sh", "-c", "sh -c 'sleep 30; : "+tok+"' & echo parent-done; exit 0")
-		s.Isolation = iso
-		s.Timeout = 20 * time.Second
-		start := time.Now()
-		out := b.run(t, s)
-		if el := time.Since(start); el > 2*time.Second {
-			t.Fatalf("%s: Run waited %v for a grandchild holding the pipes", iso, el)
-		}
-		if out.ExitCode != 0 || out.TimedOut || !strings.Contains(b.stdout.String(), "parent-done") {
-			t.Fatalf("%s: outcome %+v stdout %q", iso, out, b.stdout.String())
-		}
-		if p := survivors(tok); len(p) > 0 {
-			t.Fatalf("%s: processes %v survived", iso, p)
-		}
+		t.Run(string(iso), func(t *testing.T) {
+			b := newBox(t)
+			tok := token(t)
+			// The grandchild keeps stdout and stderr open and sleeps.
+			s := b.spec(t, "sh", "-c", "sh -c 'sleep 30; : "+tok+"' & echo parent-done; exit 0")
+			s.Isolation = iso
+			s.Timeout = 20 * time.Second
+			start := time.Now()
+			out := b.run(t, s)
+			if el := time.Since(start); el > 2*time.Second {
+				t.Fatalf("%s: Run waited %v for a grandchild holding the pipes", iso, el)
+			}
+			if out.ExitCode != 0 || out.TimedOut || !strings.Contains(b.stdout.String(), "parent-done") {
+				t.Fatalf("%s: outcome %+v stdout %q", iso, out, b.stdout.String())
+			}
+			if p := survivors(tok); len(p) > 0 {
+				t.Fatalf("%s: processes %v survived", iso, p)
+			}
+		})
 	}
 }
 
@@ -602,11 +622,13 @@ func TestEnvironmentIsScrubbed(t *testing.T) {
 func TestOperatorCannotOverrideSandboxVariables(t *testing.T) {
 	b := newBox(t)
 	for _, kv := range []string{"HOME=/", "PATH=/tmp", "TMPDIR=/tmp", "NOEQUALS", "=x"} {
-		s := b.spec(t, "true")
-		s.Env = []string{kv}
-		if _, err := Run(context.Background(), s); result.CodeOf(err) != result.InvalidRequest {
-			t.Fatalf("Env %q: err %v, want INVALID_REQUEST", kv, err)
-		}
+		t.Run(kv, func(t *testing.T) {
+			s := b.spec(t, "true")
+			s.Env = []string{kv}
+			if _, err := Run(context.Background(), s); result.CodeOf(err) != result.InvalidRequest {
+				t.Fatalf("Env %q: err %v, want INVALID_REQUEST", kv, err)
+			}
+		})
 	}
 	s := b.spec(t, "env")
 	s.Env = []string{"LANG=de_DE.UTF-8"}
@@ -779,14 +801,16 @@ func TestNetworkDenialHoldsWithoutNetABI(t *testing.T) {
 	probeHook = func() (int, error) { return 3, nil }
 	t.Cleanup(func() { probeHook = nil })
 	for _, iso := range []Isolation{IsolationNamespaces, IsolationLandlock} {
-		b := newBox(t)
-		port, stop := listen(t)
-		s := b.spec(t, "bash", "-c", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port))
-		s.Isolation = iso
-		out := b.run(t, s)
-		if connected := stop(); connected || out.ExitCode == 0 {
-			t.Fatalf("%s at ABI 3: the child connected to a loopback listener", iso)
-		}
+		t.Run(string(iso), func(t *testing.T) {
+			b := newBox(t)
+			port, stop := listen(t)
+			s := b.spec(t, "bash", "-c", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port))
+			s.Isolation = iso
+			out := b.run(t, s)
+			if connected := stop(); connected || out.ExitCode == 0 {
+				t.Fatalf("%s at ABI 3: the child connected to a loopback listener", iso)
+			}
+		})
 	}
 }
 
@@ -878,11 +902,13 @@ func TestMalformedSpecRunsNothing(t *testing.T) {
 	}
 	marker := filepath.Join(b.jail, "ran")
 	for name, mutate := range cases {
-		s := b.spec(t, "touch", marker)
-		mutate(&s)
-		if _, err := Run(context.Background(), s); err == nil || exists(marker) {
-			t.Fatalf("%s: err %v, ran %v", name, err, exists(marker))
-		}
+		t.Run(name, func(t *testing.T) {
+			s := b.spec(t, "touch", marker)
+			mutate(&s)
+			if _, err := Run(context.Background(), s); err == nil || exists(marker) {
+				t.Fatalf("%s: err %v, ran %v", name, err, exists(marker))
+			}
+		})
 	}
 	s := b.spec(t, "touch", marker)
 	s.Dir = filepath.Dir(b.jail)
@@ -917,11 +943,13 @@ func TestAllowlistedToolsWorkUnderLandlock(t *testing.T) {
 		{"git", "init", "-q", "repo"}, {"git", "-C", "repo", "status", "--short"},
 	}
 	for _, argv := range cases {
-		base.stdout, base.stderr = syncBuffer{}, syncBuffer{}
-		out := base.run(t, base.spec(t, argv...))
-		if out.ExitCode != 0 {
-			t.Errorf("%q failed under the sandbox: exit %d, stderr %q", argv, out.ExitCode, base.stderr.String())
-		}
+		t.Run(strings.Join(argv, " "), func(t *testing.T) {
+			base.stdout, base.stderr = syncBuffer{}, syncBuffer{}
+			out := base.run(t, base.spec(t, argv...))
+			if out.ExitCode != 0 {
+				t.Errorf("%q failed under the sandbox: exit %d, stderr %q", argv, out.ExitCode, base.stderr.String())
+			}
+		})
 	}
 }
 
@@ -1010,20 +1038,22 @@ func TestAttackDeepProcessChainIsCounted(t *testing.T) {
 		"    os.wait()\n" +
 		"chain(100)\n"
 	for _, iso := range []Isolation{IsolationNamespaces, IsolationLandlock} {
-		b := newBox(t)
-		s := b.spec(t, "python3", "-c", script)
-		s.Isolation = iso
-		s.Limits = Limits{MaxProcesses: 64, MemoryMB: 8192}
-		s.Timeout = 20 * time.Second
-		out, err := Run(context.Background(), s)
-		// Either the watchdog stopped it and named the limit, or (an
-		// unprivileged server with namespaces) RLIMIT_NPROC refused the
-		// forks and the chain never got its processes.
-		stopped := result.CodeOf(err) == result.LimitExceeded && out.Limit == LimitProcesses
-		refused := !strings.Contains(b.stdout.String(), "all-forked") && out.PeakTasks <= s.Limits.MaxProcesses+nprocSlack
-		if !stopped && !refused {
-			t.Fatalf("%s: a 100-deep chain with 200 processes at its end: %+v, %v, stdout %q", iso, out, err, b.stdout.String())
-		}
+		t.Run(string(iso), func(t *testing.T) {
+			b := newBox(t)
+			s := b.spec(t, "python3", "-c", script)
+			s.Isolation = iso
+			s.Limits = Limits{MaxProcesses: 64, MemoryMB: 8192}
+			s.Timeout = 20 * time.Second
+			out, err := Run(context.Background(), s)
+			// Either the watchdog stopped it and named the limit, or (an
+			// unprivileged server with namespaces) RLIMIT_NPROC refused the
+			// forks and the chain never got its processes.
+			stopped := result.CodeOf(err) == result.LimitExceeded && out.Limit == LimitProcesses
+			refused := !strings.Contains(b.stdout.String(), "all-forked") && out.PeakTasks <= s.Limits.MaxProcesses+nprocSlack
+			if !stopped && !refused {
+				t.Fatalf("%s: a 100-deep chain with 200 processes at its end: %+v, %v, stdout %q", iso, out, err, b.stdout.String())
+			}
+		})
 	}
 }
 
@@ -1038,18 +1068,20 @@ func TestAttackInodeFlagsOutsideJail(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, iso := range []Isolation{IsolationNamespaces, IsolationLandlock} {
-		b := newBox(t)
-		s := b.spec(t, "chattr", "+d", victim)
-		s.ReadPaths = append([]string{ro}, DefaultReadPaths...)
-		s.Isolation = iso
-		b.run(t, s)
-		out, err := exec.Command("lsattr", "-d", victim).CombinedOutput()
-		if err != nil {
-			t.Fatalf("lsattr: %v %s", err, out)
-		}
-		if flags, _, _ := strings.Cut(string(out), " "); strings.Contains(flags, "d") {
-			t.Fatalf("%s: the command set an inode flag on a file outside the jail: %s", iso, out)
-		}
+		t.Run(string(iso), func(t *testing.T) {
+			b := newBox(t)
+			s := b.spec(t, "chattr", "+d", victim)
+			s.ReadPaths = append([]string{ro}, DefaultReadPaths...)
+			s.Isolation = iso
+			b.run(t, s)
+			out, err := exec.Command("lsattr", "-d", victim).CombinedOutput()
+			if err != nil {
+				t.Fatalf("lsattr: %v %s", err, out)
+			}
+			if flags, _, _ := strings.Cut(string(out), " "); strings.Contains(flags, "d") {
+				t.Fatalf("%s: the command set an inode flag on a file outside the jail: %s", iso, out)
+			}
+		})
 	}
 }
 
@@ -1059,32 +1091,34 @@ func TestAttackInodeFlagsOutsideJail(t *testing.T) {
 // the unprivileged pass, TestAttacksUnprivileged).
 func TestCommandHoldsNoCapabilities(t *testing.T) {
 	for _, iso := range []Isolation{IsolationNamespaces, IsolationLandlock} {
-		b := newBox(t)
-		s := b.spec(t, "cat", "/proc/self/status")
-		s.Isolation = iso
-		if iso == IsolationLandlock {
-			// /proc is not a read path in the host's namespaces; the
-			// test reads it for this check only.
-			s.ReadPaths = append([]string{"/proc"}, DefaultReadPaths...)
-		}
-		if out := b.run(t, s); out.ExitCode != 0 {
-			t.Fatalf("%s: cat /proc/self/status: %+v %q", iso, out, b.stderr.String())
-		}
-		st := b.stdout.String()
-		want := []string{"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000",
-			"CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2"}
-		// The bounding set is cleared wherever the helper may clear it: in
-		// its user namespace, or as root. An unprivileged server in the
-		// host's namespaces cannot (no CAP_SETPCAP); no_new_privs makes the
-		// set unusable there, since nothing can be gained from it by exec.
-		if iso == IsolationNamespaces || os.Getuid() == 0 {
-			want = append(want, "CapBnd:\t0000000000000000")
-		}
-		for _, want := range want {
-			if !strings.Contains(st, want) {
-				t.Errorf("%s: the command's status lacks %q:\n%s", iso, want, st)
+		t.Run(string(iso), func(t *testing.T) {
+			b := newBox(t)
+			s := b.spec(t, "cat", "/proc/self/status")
+			s.Isolation = iso
+			if iso == IsolationLandlock {
+				// /proc is not a read path in the host's namespaces; the
+				// test reads it for this check only.
+				s.ReadPaths = append([]string{"/proc"}, DefaultReadPaths...)
 			}
-		}
+			if out := b.run(t, s); out.ExitCode != 0 {
+				t.Fatalf("%s: cat /proc/self/status: %+v %q", iso, out, b.stderr.String())
+			}
+			st := b.stdout.String()
+			want := []string{"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000",
+				"CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2"}
+			// The bounding set is cleared wherever the helper may clear it: in
+			// its user namespace, or as root. An unprivileged server in the
+			// host's namespaces cannot (no CAP_SETPCAP); no_new_privs makes the
+			// set unusable there, since nothing can be gained from it by exec.
+			if iso == IsolationNamespaces || os.Getuid() == 0 {
+				want = append(want, "CapBnd:\t0000000000000000")
+			}
+			for _, want := range want {
+				if !strings.Contains(st, want) {
+					t.Errorf("%s: the command's status lacks %q:\n%s", iso, want, st)
+				}
+			}
+		})
 	}
 }
 

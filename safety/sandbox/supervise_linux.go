@@ -242,8 +242,7 @@ func (h *helper) limitStopped(pid int) error {
 // supervise reaps every process until the command is over, enforces the
 // timeout and the watchdog, ends everything left, and composes the answer.
 func (h *helper) supervise(cmdPid int) helperResult {
-	cfg := &h.cfg
-	ns := cfg.Isolation == IsolationNamespaces
+	ns := h.cfg.Isolation == IsolationNamespaces
 	r := helperResult{Started: true, ExitCode: -1}
 	killAll := func() {
 		if ns {
@@ -254,23 +253,7 @@ func (h *helper) supervise(cmdPid int) helperResult {
 			killChildren()
 		}
 	}
-	// Cancellation from the server.
-	go func() {
-		buf := make([]byte, 64)
-		for {
-			n, err := unix.Read(ctlFD, buf)
-			if err != nil && err == unix.EINTR {
-				continue
-			}
-			if n > 0 && string(buf[:n]) == cancelMsg || n == 0 || err != nil {
-				h.mu.Lock()
-				h.cancelled = true
-				h.mu.Unlock()
-				killAll()
-				return
-			}
-		}
-	}()
+	go h.watchCancel(killAll)
 	if h.run.TimeoutMS > 0 {
 		t := time.AfterFunc(time.Duration(h.run.TimeoutMS)*time.Millisecond, func() {
 			h.setLimit(LimitTimeout)
@@ -280,8 +263,35 @@ func (h *helper) supervise(cmdPid int) helperResult {
 	}
 	stopWatch := make(chan struct{})
 	go h.watch(killAll, stopWatch)
-	var cpu time.Duration
-	var maxRSS int64
+	cpu, maxRSS := h.reapAll(cmdPid, killAll, &r)
+	close(stopWatch)
+	return h.compose(r, cpu, maxRSS)
+}
+
+// watchCancel waits for cancellation from the server (cancelMsg, or the
+// control socket closed) and then ends everything.
+func (h *helper) watchCancel(killAll func()) {
+	buf := make([]byte, 64)
+	for {
+		n, err := unix.Read(ctlFD, buf)
+		if err != nil && err == unix.EINTR {
+			continue
+		}
+		if n > 0 && string(buf[:n]) == cancelMsg || n == 0 || err != nil {
+			h.mu.Lock()
+			h.cancelled = true
+			h.mu.Unlock()
+			killAll()
+			return
+		}
+	}
+}
+
+// reapAll waits for every process until none is left, noting the limits
+// their deaths point at, the command's own exit in r (and then ending the
+// rest), and returns the CPU time and the largest resident set seen.
+func (h *helper) reapAll(cmdPid int, killAll func(), r *helperResult) (cpu time.Duration, maxRSS int64) {
+	ns := h.cfg.Isolation == IsolationNamespaces
 	cmdDone := false
 	for {
 		var ws unix.WaitStatus
@@ -291,7 +301,7 @@ func (h *helper) supervise(cmdPid int) helperResult {
 			continue
 		}
 		if err != nil { // ECHILD: nothing left
-			break
+			return cpu, maxRSS
 		}
 		if ws.Stopped() {
 			// A process that asked to be traced by its parent (the helper,
@@ -304,44 +314,63 @@ func (h *helper) supervise(cmdPid int) helperResult {
 		cpu += own
 		maxRSS = max(maxRSS, int64(ru.Maxrss))
 		if ws.Signaled() {
-			switch ws.Signal() {
-			case unix.SIGXCPU:
-				h.setLimit(LimitCPU)
-			case unix.SIGXFSZ:
-				h.setLimit(LimitFileSize)
-			case unix.SIGKILL:
-				// A process that ignored SIGXCPU is killed at the hard
-				// limit, a second later: its CPU time tells.
-				if own >= time.Duration(cfg.Limits.CPUSeconds)*time.Second {
-					h.setLimit(LimitCPU)
-				}
-			}
+			h.noteSignal(ws.Signal(), own)
 		}
 		if pid == cmdPid {
 			cmdDone = true
-			r.ExitCode = ws.ExitStatus()
-			if ws.Signaled() {
-				r.ExitCode = -1
-				r.Signal = unix.SignalName(ws.Signal())
-			} else if ws.Exited() {
-				switch ws.ExitStatus() {
-				case 128 + int(unix.SIGXCPU):
-					h.setLimit(LimitCPU)
-				case 128 + int(unix.SIGXFSZ):
-					h.setLimit(LimitFileSize)
-				}
-			}
+			h.noteCommandExit(ws, r)
 			killAll()
 		}
 		if cmdDone && !ns {
 			killChildren()
 		}
 	}
-	close(stopWatch)
+}
+
+// noteSignal records the limit that a process's death by sig (after own
+// CPU time) points at.
+func (h *helper) noteSignal(sig unix.Signal, own time.Duration) {
+	switch sig {
+	case unix.SIGXCPU:
+		h.setLimit(LimitCPU)
+	case unix.SIGXFSZ:
+		h.setLimit(LimitFileSize)
+	case unix.SIGKILL:
+		// A process that ignored SIGXCPU is killed at the hard
+		// limit, a second later: its CPU time tells.
+		if own >= time.Duration(h.cfg.Limits.CPUSeconds)*time.Second {
+			h.setLimit(LimitCPU)
+		}
+	}
+}
+
+// noteCommandExit records the command's exit code or signal in r, and the
+// limit an exit status of 128+SIGXCPU or 128+SIGXFSZ (a shell reporting
+// its child's death) points at.
+func (h *helper) noteCommandExit(ws unix.WaitStatus, r *helperResult) {
+	r.ExitCode = ws.ExitStatus()
+	if ws.Signaled() {
+		r.ExitCode = -1
+		r.Signal = unix.SignalName(ws.Signal())
+	} else if ws.Exited() {
+		switch ws.ExitStatus() {
+		case 128 + int(unix.SIGXCPU):
+			h.setLimit(LimitCPU)
+		case 128 + int(unix.SIGXFSZ):
+			h.setLimit(LimitFileSize)
+		}
+	}
+}
+
+// compose completes the answer once every process is gone: the limit seen
+// (or, for a command that failed near one, the likely one), cancellation,
+// CPU time and peaks.
+func (h *helper) compose(r helperResult, cpu time.Duration, maxRSS int64) helperResult {
+	l := h.cfg.Limits
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r.Limit, r.Cancelled = h.limit, h.cancelled
-	if r.Limit == LimitTimeout && h.peakTasks >= cfg.Limits.MaxProcesses*3/4 {
+	if r.Limit == LimitTimeout && h.peakTasks >= l.MaxProcesses*3/4 {
 		// It ran out of time stuck at the process limit (forks failing,
 		// retried): the limit is the cause, the timeout only ended it.
 		r.Limit = LimitProcesses
@@ -352,7 +381,6 @@ func (h *helper) supervise(cmdPid int) helperResult {
 		// The command failed and no limit was seen to stop it: if it came
 		// close to one, that limit is the likely cause (a process refused
 		// more memory or another fork fails rather than dies).
-		l := cfg.Limits
 		switch {
 		case h.peakTasks >= l.MaxProcesses-8:
 			r.Limit = LimitProcesses

@@ -27,15 +27,16 @@ func TestDemoPairPlannerDefersDotfileAndInstallerAndSkipsSymlink(t *testing.T) {
 	e := newEnv(t, config.Organizer{})
 	seedDemo(e)
 	p := e.plan()
-	for name, want := range map[string][2]string{
-		".bashrc":   {"NEEDS_EXPLICIT_REQUEST", "restraint"},
-		"setup.exe": {"NEEDS_EXPLICIT_REQUEST", "restraint"},
-		"link.pdf":  {"POLICY_DENIED", "protection"},
+	for _, c := range []struct{ name, code, layer string }{
+		{".bashrc", "NEEDS_EXPLICIT_REQUEST", "restraint"},
+		{"setup.exe", "NEEDS_EXPLICIT_REQUEST", "restraint"},
+		{"link.pdf", "POLICY_DENIED", "protection"},
 	} {
-		code, layer, rule := p.skip(name)
-		if code != want[0] || layer != want[1] {
-			t.Errorf("%s: code %q layer %q rule %q, want %v", name, code, layer, rule, want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if code, layer, rule := p.skip(c.name); code != c.code || layer != c.layer {
+				t.Errorf("%s: code %q layer %q rule %q, want %s %s", c.name, code, layer, rule, c.code, c.layer)
+			}
+		})
 	}
 	if p.MoveCount != 2 {
 		t.Fatalf("moves %+v", p.Moves)
@@ -51,11 +52,17 @@ func TestDemoPairPlannerDefersDotfileAndInstallerAndSkipsSymlink(t *testing.T) {
 		t.Fatalf("move setup.exe: %+v", r)
 	}
 	// The symlink never moves, however it is named.
-	for _, src := range []string{"link.pdf", "./link.pdf", "link.pdf/", "Documents/../link.pdf", filepath.Join(e.ws, "link.pdf"), "../" + filepath.Base(e.ws) + "/link.pdf"} {
-		r := e.call("move_file", map[string]any{"src": src, "dest": "Documents/link.pdf"})
-		if r.OK || (r.Code != "POLICY_DENIED" && r.Code != "PATH_ESCAPE" && r.Code != "NOT_FOUND") {
-			t.Fatalf("symlink named %q: %+v", src, r)
-		}
+	for _, c := range []struct{ name, src string }{
+		{"plain", "link.pdf"}, {"dot slash", "./link.pdf"}, {"trailing slash", "link.pdf/"},
+		{"through a folder and back", "Documents/../link.pdf"}, {"absolute", filepath.Join(e.ws, "link.pdf")},
+		{"out and back in", "../" + filepath.Base(e.ws) + "/link.pdf"},
+	} {
+		t.Run("symlink named "+c.name, func(t *testing.T) {
+			r := e.call("move_file", map[string]any{"src": c.src, "dest": "Documents/link.pdf"})
+			if r.OK || (r.Code != "POLICY_DENIED" && r.Code != "PATH_ESCAPE" && r.Code != "NOT_FOUND") {
+				t.Fatalf("symlink named %q: %+v", c.src, r)
+			}
+		})
 	}
 	if fi, err := os.Lstat(filepath.Join(e.ws, "link.pdf")); err != nil || fi.Mode()&os.ModeSymlink == 0 || e.exists("Documents/link.pdf") {
 		t.Fatal("the symlink moved")
@@ -68,10 +75,15 @@ func TestDemoPairPlannerDefersDotfileAndInstallerAndSkipsSymlink(t *testing.T) {
 func TestMoveFileRefusesEscapesAbsoluteAndDotDot(t *testing.T) {
 	e := newEnv(t, config.Organizer{})
 	e.put("a.txt", "a")
-	for _, dest := range []string{"../a.txt", filepath.Join(e.outside, "a.txt"), "/etc/a.txt", "x/../../a.txt"} {
-		if r := e.call("move_file", map[string]any{"src": "a.txt", "dest": dest}); r.Code != "PATH_ESCAPE" {
-			t.Fatalf("dest %q: %+v", dest, r)
-		}
+	for _, c := range []struct{ name, dest string }{
+		{"dot-dot", "../a.txt"}, {"absolute outside", filepath.Join(e.outside, "a.txt")},
+		{"etc", "/etc/a.txt"}, {"in and out", "x/../../a.txt"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if r := e.call("move_file", map[string]any{"src": "a.txt", "dest": c.dest}); r.Code != "PATH_ESCAPE" {
+				t.Fatalf("dest %q: %+v", c.dest, r)
+			}
+		})
 	}
 	if r := e.call("move_file", map[string]any{"src": filepath.Join(e.outside, "x"), "dest": "x"}); r.Code != "PATH_ESCAPE" {
 		t.Fatalf("src outside: %+v", r)
@@ -207,11 +219,15 @@ func TestPlannerDefersRecentPartialSystemAndHighRiskFiles(t *testing.T) {
 	}
 	os.Mkdir(filepath.Join(e.ws, "Thing.app"), 0o755)
 	p := e.plan()
-	for name, rule := range map[string]string{"fresh.pdf": "recent", "movie.mp4.crdownload": "partial-download", "Thumbs.db": "system-file",
-		"~$report.docx": "system-file", "Thing.app": "app-bundle", "tool.AppImage": "installer"} {
-		if code, _, got := p.skip(name); code != "NEEDS_EXPLICIT_REQUEST" || got != rule {
-			t.Errorf("%s: %s %s, want rule %s", name, code, got, rule)
-		}
+	for _, c := range []struct{ name, rule string }{
+		{"fresh.pdf", "recent"}, {"movie.mp4.crdownload", "partial-download"}, {"Thumbs.db", "system-file"},
+		{"~$report.docx", "system-file"}, {"Thing.app", "app-bundle"}, {"tool.AppImage", "installer"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if code, _, got := p.skip(c.name); code != "NEEDS_EXPLICIT_REQUEST" || got != c.rule {
+				t.Errorf("%s: %s %s, want rule %s", c.name, code, got, c.rule)
+			}
+		})
 	}
 	if code, _, rule := p.skip("id_rsa"); code != "NEEDS_EXPLICIT_REQUEST" || (rule != "high-risk" && rule != "uncategorized") {
 		t.Errorf("id_rsa: %s %s", code, rule)

@@ -73,69 +73,13 @@ func (s *Server) listFiles(_ context.Context, _ mcp.CallToolRequest, a listArgs)
 		}
 		p := jail.Join(rel, e.Name)
 		en := Entry{Name: quoteIfBad(e.Name), Path: quoteIfBad(p)}
-		f, _ := s.evaluate(d, rel, e)
-		en.Kind, en.Category = f.facts.Kind, f.facts.Category
-		en.Size = f.size
-		if rel != "." && f.skip == nil {
-			en.Skip = &organize.Skip{Code: result.NeedsExplicitRequest, Rule: "not-top-level", Layer: organize.Restraint,
-				Reason: "plan_organize only organizes the top of the workspace; move it with move_file if the user asks"}
-		} else {
-			en.Skip = f.skip
-		}
+		ev := s.ws.Listed(d, rel, e)
+		en.Kind, en.Category, en.Size, en.Skip = ev.Facts.Kind, ev.Facts.Category, ev.Size, ev.Skip
 		en.WouldMove = en.Skip == nil
 		out = append(out, en)
 	}
 	return result.Success("list_files", fmt.Sprintf("%d entries in %s", len(out), rel),
 		map[string]any{"path": rel, "entries": out, "count": len(out), "truncated": truncated}, start)
-}
-
-type evaluated struct {
-	facts organize.Facts
-	skip  *organize.Skip
-	size  int64
-	state jail.FileState
-	dest  string
-}
-
-// evaluate applies the full rule set to one entry of d (at rel).
-func (s *Server) evaluate(d *jail.Dir, rel string, e jail.Entry) (evaluated, bool) {
-	var ev evaluated
-	if jail.CheckName(e.Name) != nil {
-		ev.facts = organize.Facts{Name: e.Name, Kind: organize.KindOfEntry(e.Type), BadName: true}
-		ev.skip = s.o.Rules.Plan(ev.facts)
-		return ev, false
-	}
-	info, err := d.Lstat(e.Name)
-	if err != nil {
-		ev.facts = organize.Facts{Name: e.Name, Kind: organize.KindOfEntry(e.Type)}
-		code, reason := result.Classify(err)
-		ev.skip = &organize.Skip{Code: code, Reason: reason, Rule: "unreadable", Layer: organize.Protection}
-		return ev, false
-	}
-	p := jail.Join(rel, e.Name)
-	ev.facts = s.o.Rules.FactsFor(p, info, s.o.Radar)
-	ev.size, ev.state = info.Size, jail.StateOf(info)
-	if ev.facts.Kind == organize.File && ev.facts.Category != "" {
-		ev.dest = jail.Join(ev.facts.Category, e.Name)
-		if rel != "." {
-			ev.dest = jail.Join(jail.Join(rel, ev.facts.Category), e.Name)
-		}
-		ev.facts.DestOccupied = s.occupied(ev.dest)
-	}
-	ev.skip = s.o.Rules.Plan(ev.facts)
-	return ev, ev.skip == nil
-}
-
-// occupied reports whether dest exists or its folder is not a real folder.
-func (s *Server) occupied(dest string) bool {
-	if _, err := s.o.Root.Lstat(dest); err == nil || result.CodeOf(err) != result.NotFound {
-		return true
-	}
-	parent, _ := jail.Split(dest)
-	if i, err := s.o.Root.Lstat(parent); err == nil && !i.IsDir() {
-		return true
-	}
-	return false
 }
 
 func quoteIfBad(s string) string {

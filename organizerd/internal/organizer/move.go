@@ -8,10 +8,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/journal"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
-	"github.com/bastion-mcp/bastion/safety/organize"
 	"github.com/bastion-mcp/bastion/safety/result"
 )
 
@@ -34,7 +32,7 @@ type moveArgs struct {
 
 func (s *Server) moveFile(_ context.Context, _ mcp.CallToolRequest, a moveArgs) result.OperationResult {
 	start := time.Now()
-	m, skip := s.checkMove(a.Src, a.Dest)
+	m, skip := s.ws.CheckMove(a.Src, a.Dest)
 	if skip != nil {
 		return result.With("move_file", skip.Code, skip.Reason,
 			map[string]any{"src": quoteIfBad(a.Src), "dest": quoteIfBad(a.Dest), "rule": skip.Rule, "layer": skip.Layer}, start)
@@ -42,46 +40,4 @@ func (s *Server) moveFile(_ context.Context, _ mcp.CallToolRequest, a moveArgs) 
 	var intentID string
 	out, err := s.o.Journal.Do("move_file", m.Src+" -> "+m.Dst, []journal.Move{m}, s.intent("move_file", map[string]any{"src": m.Src, "dest": m.Dst}, &intentID))
 	return s.report("move_file", intentID, out, err, start)
-}
-
-// checkMove resolves src and dest and applies the protection layer.
-func (s *Server) checkMove(src, dest string) (journal.Move, *organize.Skip) {
-	escape := func(err error) *organize.Skip {
-		code, _ := result.Classify(err)
-		f := organize.Facts{Name: src, Escape: code == result.PathEscape, BadName: code != result.PathEscape}
-		if sk := s.o.Rules.Protect(f); sk != nil {
-			return sk
-		}
-		_, reason := result.Classify(err)
-		return &organize.Skip{Code: code, Reason: reason, Rule: "invalid-path", Layer: organize.Protection}
-	}
-	sr, err := s.o.Root.Clean(src)
-	if err != nil {
-		return journal.Move{}, escape(err)
-	}
-	dr, err := s.o.Root.Clean(dest)
-	if err != nil {
-		return journal.Move{}, escape(err)
-	}
-	if sr == "." || dr == "." {
-		return journal.Move{}, &organize.Skip{Code: result.InvalidRequest, Reason: "the workspace itself cannot be moved, nor replaced", Rule: "invalid-path", Layer: organize.Protection}
-	}
-	info, err := s.o.Root.Lstat(sr)
-	if err != nil {
-		if result.CodeOf(err) == result.PathEscape {
-			return journal.Move{}, escape(err)
-		}
-		code, reason := result.Classify(err)
-		return journal.Move{}, &organize.Skip{Code: code, Reason: reason, Rule: "source", Layer: organize.Protection}
-	}
-	f := s.o.Rules.FactsFor(sr, info, nil)
-	_, dname := jail.Split(dr)
-	if jail.CheckName(dname) != nil {
-		f.BadName = true
-	}
-	f.DestOccupied = s.occupied(dr)
-	if sk := s.o.Rules.Protect(f); sk != nil {
-		return journal.Move{}, sk
-	}
-	return journal.Move{Src: sr, Dst: dr, State: jail.StateOf(info)}, nil
 }

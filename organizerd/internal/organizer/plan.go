@@ -3,6 +3,7 @@ package organizer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/bastion-mcp/bastion/safety/ids"
 	"github.com/bastion-mcp/bastion/safety/journal"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/organize"
@@ -73,17 +75,17 @@ func (s *Server) planOrganize(_ context.Context, _ mcp.CallToolRequest, _ noArgs
 		if e.Type.IsDir() && s.o.Rules.IsCategoryFolder(e.Name) {
 			continue // a destination, not something to organize
 		}
-		ev, ok := s.evaluate(d, ".", e)
-		if !ok {
+		ev := s.ws.Evaluate(d, ".", e)
+		if ev.Skip != nil {
 			skipCount++
 			if len(skips) < MaxListed {
-				skips = append(skips, PlannedSkip{Name: quoteIfBad(e.Name), Code: ev.skip.Code, Reason: ev.skip.Reason, Rule: ev.skip.Rule, Layer: ev.skip.Layer})
+				skips = append(skips, PlannedSkip{Name: quoteIfBad(e.Name), Code: ev.Skip.Code, Reason: ev.Skip.Reason, Rule: ev.Skip.Rule, Layer: ev.Skip.Layer})
 			}
 			continue
 		}
-		p.moves = append(p.moves, journal.Move{Src: e.Name, Dst: ev.dest, State: ev.state})
+		p.moves = append(p.moves, journal.Move{Src: e.Name, Dst: ev.Dest, State: ev.State})
 		if len(moves) < MaxListed {
-			moves = append(moves, PlannedMove{Src: e.Name, Dest: ev.dest, Category: ev.facts.Category, Size: ev.size})
+			moves = append(moves, PlannedMove{Src: e.Name, Dest: ev.Dest, Category: ev.Facts.Category, Size: ev.Size})
 		}
 	}
 	detail := map[string]any{"created": p.created.Format(time.RFC3339), "moves": moves, "move_count": len(p.moves),
@@ -105,7 +107,7 @@ func (s *Server) applyPlan(ctx context.Context, req mcp.CallToolRequest, a apply
 	start := time.Now()
 	p, err := s.plans.Take(a.PlanID)
 	if err != nil {
-		return result.Fail("apply_plan", err, nil, start)
+		return result.Fail("apply_plan", planIDRefusal(err), nil, start)
 	}
 	var intentID string
 	out, err := s.o.Journal.Do("apply_plan", a.PlanID, p.moves, s.intent("apply_plan", map[string]any{"plan_id": a.PlanID}, &intentID))
@@ -116,4 +118,24 @@ func (s *Server) applyPlan(ctx context.Context, req mcp.CallToolRequest, a apply
 			map[string]any{"moved": 0, "stale": capFailures(out.Failed)}, start))
 	}
 	return s.report("apply_plan", intentID, out, err, start)
+}
+
+// planIDRefusal words the id store's refusal of a plan_id for plans: the
+// store's own words are about scan ids, and the next step for a plan is
+// plan_organize, not a scan. The code and the error's identity stay.
+func planIDRefusal(err error) error {
+	var why string
+	switch {
+	case errors.Is(err, ids.ErrMalformed):
+		why = "malformed plan_id: plan ids look like p-<24 hex digits> and come only from plan_organize"
+	case errors.Is(err, ids.ErrUnknown):
+		why = "unknown plan_id: it was never issued by this server (plans do not survive a restart); plan again with plan_organize"
+	case errors.Is(err, ids.ErrUsed):
+		why = "this plan was already applied; plan again with plan_organize for a fresh plan_id"
+	case errors.Is(err, ids.ErrExpired):
+		why = "this plan has expired; plan again with plan_organize for a fresh plan_id"
+	default:
+		return err
+	}
+	return result.Wrap(result.CodeOf(err), why, err)
 }

@@ -73,10 +73,26 @@ func (s *Server) report(action, intentID string, out journal.Outcome, err error,
 	if len(out.Failed) > 0 {
 		detail["failed"] = capFailures(out.Failed)
 		return s.finish(action, intentID, result.With(action, result.OperationFailed,
-			fmt.Sprintf("moved %d, %d could not be moved (see failed); undo_last_action reverts the moved ones", len(out.Action.Moves), len(out.Failed)), detail, start))
+			fmt.Sprintf("moved %d, %d could not be moved (see failed); %s", len(out.Action.Moves), len(out.Failed), nextStep(action, true)), detail, start))
 	}
 	verb := map[string]string{"apply_plan": "moved", "move_file": "moved", "undo_last_action": "moved back", "redo_last_action": "moved again"}[action]
-	return s.finish(action, intentID, result.Success(action, fmt.Sprintf("%s %d item(s); undo_last_action reverts this", verb, len(out.Action.Moves)), detail, start))
+	return s.finish(action, intentID, result.Success(action, fmt.Sprintf("%s %d item(s); %s", verb, len(out.Action.Moves), nextStep(action, false)), detail, start))
+}
+
+// nextStep names the tool that takes back what action just did: an undo is
+// taken back by redo_last_action, anything else by undo_last_action. partial
+// says only some items moved.
+func nextStep(action string, partial bool) string {
+	switch {
+	case action == "undo_last_action" && partial:
+		return "redo_last_action moves the moved-back ones again"
+	case action == "undo_last_action":
+		return "redo_last_action moves them again"
+	case partial:
+		return "undo_last_action reverts the moved ones"
+	default:
+		return "undo_last_action reverts this"
+	}
 }
 
 func (s *Server) finish(action, intentID string, r result.OperationResult) result.OperationResult {

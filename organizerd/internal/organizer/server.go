@@ -37,6 +37,7 @@ type Options struct {
 // Server holds organizerd's state.
 type Server struct {
 	o     Options
+	ws    organize.Workspace
 	plans *ids.Store[*plan]
 	log   *slog.Logger
 }
@@ -54,7 +55,8 @@ func New(o Options) *Server {
 	if o.PlanTTL <= 0 {
 		o.PlanTTL = time.Hour
 	}
-	return &Server{o: o, plans: ids.NewStore[*plan]("p", o.PlanTTL, 64), log: o.Logger}
+	ws := organize.Workspace{Root: o.Root, Rules: o.Rules, Radar: o.Radar}
+	return &Server{o: o, ws: ws, plans: ids.NewStore[*plan]("p", o.PlanTTL, 64), log: o.Logger}
 }
 
 // Instructions is sent to clients at initialize.

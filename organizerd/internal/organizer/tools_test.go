@@ -1,14 +1,12 @@
 package organizer
 
 import (
-	"flag"
 	"testing"
 
 	"github.com/bastion-mcp/bastion/safety/config"
+	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/tools_list.json")
 
 func toolsListJSON(t *testing.T, s *Server) []byte {
 	t.Helper()
@@ -17,7 +15,16 @@ func toolsListJSON(t *testing.T, s *Server) []byte {
 
 func TestToolsListGolden(t *testing.T) {
 	e := newEnv(t, config.Organizer{})
-	mcpkittest.Golden(t, "testdata/tools_list.json", toolsListJSON(t, e.srv), *update)
+	mcpkittest.Golden(t, "testdata/tools_list.json", toolsListJSON(t, e.srv))
+}
+
+// Each tool's input schema describes exactly the struct its handler
+// decodes the arguments into (names, types, required-ness).
+func TestEveryToolSchemaMatchesItsArguments(t *testing.T) {
+	e := newEnv(t, config.Organizer{})
+	if err := mcpkit.CheckTools(e.srv.MCP()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestEveryToolDeclaresAllFourAnnotationsAndNoneDeletes(t *testing.T) {

@@ -1,7 +1,9 @@
 // Package mcpkittest is for tests of Bastion servers: it builds a server
 // binary once for a package's tests, starts mcp-go clients (in-process or
 // over stdio) the way a real client does, decodes every tool result as the
-// one OperationResult and compares tools/list against a golden file.
+// one OperationResult, and compares output with golden files (Golden, which
+// owns the -update flag of every package that uses it, and shows a line
+// diff on a mismatch).
 //
 // It refuses to be anything but test support: it imports testing, and no
 // non-test code may import it (safety/mcpkit's TestOnlyMcpkitImportsMcpGo
@@ -15,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -331,11 +334,17 @@ func CheckAnnotations(t testing.TB, toolsJSON []byte) map[string]Hints {
 	return out
 }
 
-// Golden compares got with the golden file at path; with update it first
-// rewrites the file. A difference fails the test and shows got.
-func Golden(t testing.TB, path string, got []byte, update bool) {
+// update is the one -update flag of every package whose tests use Golden:
+// go test ./some/package -run TestX -update rewrites the golden files that
+// TestX compares.
+var update = flag.Bool("update", false, "rewrite the golden files the tests compare (mcpkittest.Golden)")
+
+// Golden compares got with the golden file at path; with -update it first
+// rewrites the file. A difference fails the test and shows a line diff of
+// the golden file (-) against got (+), not the whole file.
+func Golden(t testing.TB, path string, got []byte) {
 	t.Helper()
-	if update {
+	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -346,9 +355,10 @@ func Golden(t testing.TB, path string, got []byte, update bool) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
+		t.Fatalf("%v (run go test -run '%s' -update to create it)", err, t.Name())
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from the golden file (review the change, then rerun with -update):\n--- got\n%s", path, got)
+		t.Fatalf("%s differs from what the test produced (review the change, then rerun with -update):\n%s",
+			path, Diff(string(want), string(got)))
 	}
 }

@@ -108,6 +108,9 @@ func canon(t *testing.T, p string) string {
 // opResult is the OperationResult as a client parses it.
 type opResult = mcpkittest.Result
 
+// pathCase is one path a table test sends, with a name for -run.
+type pathCase struct{ name, path string }
+
 type findOut struct {
 	ID           string `json:"id"`
 	Path         string `json:"path"`

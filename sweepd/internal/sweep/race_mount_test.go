@@ -123,8 +123,13 @@ func TestMountInsideRootIsNotCrossed(t *testing.T) {
 	if len(s.Finds) != 1 || s.Finds[0].Path != normal {
 		t.Fatalf("want only normal/node_modules, got %v", paths(s))
 	}
-	for _, p := range []string{"mnt", "mnt/proj", mnt + "/proj/node_modules", "proj/node_modules", "bound/node_modules"} {
-		wantCode(t, e.call("scan", map[string]any{"path": p}), "PATH_ESCAPE")
+	for _, c := range []pathCase{
+		{"the mount", "mnt"}, {"inside the mount", "mnt/proj"}, {"a find inside the mount", mnt + "/proj/node_modules"},
+		{"a find that is a mount", "proj/node_modules"}, {"a find in a bind mount", "bound/node_modules"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wantCode(t, e.call("scan", map[string]any{"path": c.path}), "PATH_ESCAPE")
+		})
 	}
 
 	// A find that becomes a mount point after the scan: a tmpfs over it,

@@ -39,15 +39,19 @@ func TestNoWayToDeleteByPath(t *testing.T) {
 	e := newEnv(t)
 	nm := nodeProject(t, filepath.Join(e.root, "proj"))
 	f := e.scanOne("proj")
-	for _, args := range []map[string]any{
-		{"path": nm, "confirm": "delete"},
-		{"ids": []string{f.ID}, "path": nm, "confirm": "delete"},
-		{"paths": []string{nm}, "confirm": "delete"},
-		{"dir": nm, "confirm": "delete"},
-		{"target": "proj/node_modules", "confirm": "delete"},
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"path instead of ids", map[string]any{"path": nm, "confirm": "delete"}},
+		{"path beside ids", map[string]any{"ids": []string{f.ID}, "path": nm, "confirm": "delete"}},
+		{"paths", map[string]any{"paths": []string{nm}, "confirm": "delete"}},
+		{"dir", map[string]any{"dir": nm, "confirm": "delete"}},
+		{"target", map[string]any{"target": "proj/node_modules", "confirm": "delete"}},
 	} {
-		r := e.call("reclaim", args)
-		wantCode(t, r, "INVALID_REQUEST")
+		t.Run(c.name, func(t *testing.T) {
+			wantCode(t, e.call("reclaim", c.args), "INVALID_REQUEST")
+		})
 	}
 	// Paths passed where ids go are refused one by one.
 	bad := []string{nm, "proj/node_modules", "../" + filepath.Base(e.outside), "/", "f-" + nm, "f-../../etc",
@@ -81,29 +85,45 @@ func TestWrongConfirmationStaysDryRun(t *testing.T) {
 	e := newEnv(t)
 	nm := nodeProject(t, filepath.Join(e.root, "proj"))
 	f := e.scanOne("proj")
-	for _, confirm := range []any{"yes", "DELETE", "Delete", "delete ", " delete", "delete\n", "delete\x00", "", "true", "delete!", "\"delete\"", "ｄｅｌｅｔｅ", nil} {
-		args := map[string]any{"ids": []string{f.ID}}
-		if confirm != nil {
-			args["confirm"] = confirm
-		}
-		r, d := e.reclaim(args)
-		wantCode(t, r, "OK")
-		if !d.DryRun || d.ReclaimedBytes != 0 {
-			t.Fatalf("confirm %q: dry_run=%v reclaimed=%d", confirm, d.DryRun, d.ReclaimedBytes)
-		}
-		if o := oneOutcome(t, d); o.Code != "OK" || o.Path != nm {
-			t.Fatalf("confirm %q: %+v", confirm, o)
-		}
-		if !strings.Contains(r.Reason, `confirm: "delete"`) || !strings.Contains(r.Reason, "nothing was deleted") {
-			t.Fatalf("confirm %q: the reason does not say how to confirm: %s", confirm, r.Reason)
-		}
-		mustExist(t, filepath.Join(nm, "left-pad", "index.js"))
+	for _, c := range []struct {
+		name    string
+		confirm any
+	}{
+		{"yes", "yes"}, {"upper case", "DELETE"}, {"capitalised", "Delete"}, {"trailing space", "delete "},
+		{"leading space", " delete"}, {"trailing newline", "delete\n"}, {"trailing NUL", "delete\x00"},
+		{"empty", ""}, {"true as text", "true"}, {"exclamation", "delete!"}, {"quoted", "\"delete\""},
+		{"full width", "ｄｅｌｅｔｅ"}, {"absent", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := map[string]any{"ids": []string{f.ID}}
+			if c.confirm != nil {
+				args["confirm"] = c.confirm
+			}
+			r, d := e.reclaim(args)
+			wantCode(t, r, "OK")
+			if !d.DryRun || d.ReclaimedBytes != 0 {
+				t.Fatalf("confirm %q: dry_run=%v reclaimed=%d", c.confirm, d.DryRun, d.ReclaimedBytes)
+			}
+			if o := oneOutcome(t, d); o.Code != "OK" || o.Path != nm {
+				t.Fatalf("confirm %q: %+v", c.confirm, o)
+			}
+			if !strings.Contains(r.Reason, `confirm: "delete"`) || !strings.Contains(r.Reason, "nothing was deleted") {
+				t.Fatalf("confirm %q: the reason does not say how to confirm: %s", c.confirm, r.Reason)
+			}
+			mustExist(t, filepath.Join(nm, "left-pad", "index.js"))
+		})
 	}
 	// Confirm of another type is not a confirmation either.
-	for _, confirm := range []any{true, 1, []string{"delete"}, map[string]any{"delete": true}} {
-		r := e.call("reclaim", map[string]any{"ids": []string{f.ID}, "confirm": confirm})
-		wantCode(t, r, "INVALID_REQUEST")
-		mustExist(t, filepath.Join(nm, "left-pad", "index.js"))
+	for _, c := range []struct {
+		name    string
+		confirm any
+	}{
+		{"boolean", true}, {"number", 1}, {"array", []string{"delete"}}, {"object", map[string]any{"delete": true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wantCode(t, e.call("reclaim", map[string]any{"ids": []string{f.ID}, "confirm": c.confirm}), "INVALID_REQUEST")
+			mustExist(t, filepath.Join(nm, "left-pad", "index.js"))
+		})
 	}
 	// Dry runs do not use the id up.
 	r, d := e.reclaim(map[string]any{"ids": []string{f.ID}, "confirm": "delete"})
@@ -291,21 +311,23 @@ func TestKeepFileMakesFindListedButNeverReclaimable(t *testing.T) {
 	write(t, filepath.Join(later, KeepFile), "")
 	ids = append(ids, findAt(t, s, later).ID, findAt(t, s, free).ID)
 
-	for _, confirm := range []string{"", "delete"} {
-		r, d := e.reclaim(map[string]any{"ids": ids, "confirm": confirm})
-		wantCode(t, r, "POLICY_DENIED")
-		for i, o := range d.Results {
-			want := "POLICY_DENIED"
-			if i == 4 {
-				want = "OK"
+	for _, c := range []struct{ name, confirm string }{{"dry run", ""}, {"delete", "delete"}} {
+		t.Run(c.name, func(t *testing.T) {
+			r, d := e.reclaim(map[string]any{"ids": ids, "confirm": c.confirm})
+			wantCode(t, r, "POLICY_DENIED")
+			for i, o := range d.Results {
+				want := "POLICY_DENIED"
+				if i == 4 {
+					want = "OK"
+				}
+				if o.Code != want {
+					t.Fatalf("confirm %q, %s: %s (%s)", c.confirm, o.Path, o.Code, o.Reason)
+				}
+				if want != "OK" && !strings.Contains(o.Reason, KeepFile) {
+					t.Fatalf("reason does not name %s: %s", KeepFile, o.Reason)
+				}
 			}
-			if o.Code != want {
-				t.Fatalf("confirm %q, %s: %s (%s)", confirm, o.Path, o.Code, o.Reason)
-			}
-			if want != "OK" && !strings.Contains(o.Reason, KeepFile) {
-				t.Fatalf("reason does not name %s: %s", KeepFile, o.Reason)
-			}
-		}
+		})
 	}
 	for _, p := range []string{inArtifact, inProject, inAncestor, later} {
 		mustExist(t, filepath.Join(p, "left-pad", "index.js"))
@@ -376,9 +398,16 @@ func TestUnknownUsedAndExpiredIdsAreRefusedPerId(t *testing.T) {
 
 func TestReclaimWithoutIdsIsInvalid(t *testing.T) {
 	e := newEnv(t)
-	for _, args := range []map[string]any{nil, {}, {"ids": []string{}}, {"ids": nil}, {"confirm": "delete"}} {
-		r := e.call("reclaim", args)
-		wantCode(t, r, "INVALID_REQUEST")
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"no arguments", nil}, {"empty arguments", map[string]any{}}, {"empty ids", map[string]any{"ids": []string{}}},
+		{"null ids", map[string]any{"ids": nil}}, {"only confirm", map[string]any{"confirm": "delete"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wantCode(t, e.call("reclaim", c.args), "INVALID_REQUEST")
+		})
 	}
 	many := make([]string, 1001)
 	for i := range many {

@@ -54,6 +54,38 @@ func (w *walker) walk(d *jail.Dir, rel string, depth int, keep bool, skip map[st
 	if err != nil {
 		return time.Time{}
 	}
+	files, subdirs, newest := listing(d, ents, skip)
+	if files[KeepFile] {
+		keep = true
+	}
+	first := len(w.finds)
+	pruned := w.findHere(d, rel, files, subdirs, keep)
+	for _, name := range subdirs {
+		if pruned[name] || depth >= w.opts.maxDepth || w.ctx.Err() != nil {
+			continue
+		}
+		c, err := d.OpenDir(name)
+		if err != nil {
+			continue // a symlink swapped in, a mount, a vanished dir: never entered
+		}
+		n := w.walk(c, jail.Join(rel, name), depth+1, keep, childSkip(pruned, name))
+		c.Close()
+		if n.After(newest) {
+			newest = n
+		}
+	}
+	for _, f := range w.finds[first:] {
+		if f.project == rel {
+			f.lastActivity = newest
+		}
+	}
+	return newest
+}
+
+// listing sorts one directory's entries into regular files and the
+// subdirectories worth entering (not VCS, not in skip), and returns the
+// newest modification time among the files.
+func listing(d *jail.Dir, ents []jail.Entry, skip map[string]bool) (map[string]bool, []string, time.Time) {
 	files := make(map[string]bool, len(ents))
 	var newest time.Time
 	var subdirs []string
@@ -78,11 +110,13 @@ func (w *walker) walk(d *jail.Dir, rel string, depth int, keep bool, skip map[st
 			}
 		}
 	}
-	if files[KeepFile] {
-		keep = true
-	}
+	return files, subdirs, newest
+}
+
+// findHere records the finds directly in d (at rel) and returns the
+// artifact paths found, which the walk does not enter.
+func (w *walker) findHere(d *jail.Dir, rel string, files map[string]bool, subdirs []string, keep bool) map[string]bool {
 	pruned := map[string]bool{}
-	first := len(w.finds)
 	for _, name := range subdirs {
 		for _, t := range w.ix.byName[name] {
 			if pruned[name] {
@@ -105,26 +139,7 @@ func (w *walker) walk(d *jail.Dir, rel string, depth int, keep bool, skip map[st
 			}
 		}
 	}
-	for _, name := range subdirs {
-		if pruned[name] || depth >= w.opts.maxDepth || w.ctx.Err() != nil {
-			continue
-		}
-		c, err := d.OpenDir(name)
-		if err != nil {
-			continue // a symlink swapped in, a mount, a vanished dir: never entered
-		}
-		n := w.walk(c, jail.Join(rel, name), depth+1, keep, childSkip(pruned, name))
-		c.Close()
-		if n.After(newest) {
-			newest = n
-		}
-	}
-	for _, f := range w.finds[first:] {
-		if f.project == rel {
-			f.lastActivity = newest
-		}
-	}
-	return newest
+	return pruned
 }
 
 // childSkip returns the names inside child that are already finds of the

@@ -24,12 +24,15 @@ func TestEmptyRootListDeniesEveryPath(t *testing.T) {
 	// A project the server could find if it fell back to anything.
 	nodeProject(t, filepath.Join(e.root, "proj"))
 	nodeProject(t, filepath.Join(e.outside, "proj"))
-	for _, p := range []string{
-		"/", e.root, filepath.Join(e.root, "proj"), e.outside, ".", "proj", "..", "../proj",
-		"/tmp", "", filepath.Join(e.root, "proj", "node_modules"),
+	for _, c := range []pathCase{
+		{"slash", "/"}, {"the root", e.root}, {"a project in the root", filepath.Join(e.root, "proj")},
+		{"outside", e.outside}, {"dot", "."}, {"relative project", "proj"}, {"dot-dot", ".."},
+		{"dot-dot project", "../proj"}, {"tmp", "/tmp"}, {"empty", ""},
+		{"the find itself", filepath.Join(e.root, "proj", "node_modules")},
 	} {
-		r := e.call("scan", map[string]any{"path": p})
-		wantCode(t, r, "PATH_ESCAPE", "INVALID_REQUEST")
+		t.Run(c.name, func(t *testing.T) {
+			wantCode(t, e.call("scan", map[string]any{"path": c.path}), "PATH_ESCAPE", "INVALID_REQUEST")
+		})
 	}
 	// Without a path the server walks its roots: none, so nothing is found.
 	r := e.call("scan", map[string]any{})
@@ -49,16 +52,22 @@ func TestScanRefusesDotDotTraversal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{
-		"..", "../", "./..", "proj/../..", "proj/../../", "proj/../../" + filepath.Base(e.outside),
-		rel, rel + "/victim", "proj/./../../..", strings.Repeat("../", 40),
-		e.root + "/..", e.root + "/proj/../..", e.root + "/../" + filepath.Base(e.root) + "/../" + filepath.Base(e.outside),
+	for _, c := range []pathCase{
+		{"dot-dot", ".."}, {"dot-dot slash", "../"}, {"dot slash dot-dot", "./.."},
+		{"up from a project", "proj/../.."}, {"up from a project slash", "proj/../../"},
+		{"up into a sibling", "proj/../../" + filepath.Base(e.outside)},
+		{"relative to outside", rel}, {"relative to the victim", rel + "/victim"},
+		{"dot in the middle", "proj/./../../.."}, {"forty levels up", strings.Repeat("../", 40)},
+		{"absolute root dot-dot", e.root + "/.."}, {"absolute up from a project", e.root + "/proj/../.."},
+		{"absolute in and out again", e.root + "/../" + filepath.Base(e.root) + "/../" + filepath.Base(e.outside)},
 	} {
-		r := e.call("scan", map[string]any{"path": p})
-		wantCode(t, r, "PATH_ESCAPE")
-		if strings.Contains(string(r.Detail), "victim") {
-			t.Fatalf("scan(%q) mentions the outside project: %s", p, r.Detail)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			r := e.call("scan", map[string]any{"path": c.path})
+			wantCode(t, r, "PATH_ESCAPE")
+			if strings.Contains(string(r.Detail), "victim") {
+				t.Fatalf("scan(%q) mentions the outside project: %s", c.path, r.Detail)
+			}
+		})
 	}
 	// A ".." that stays inside the root is just a path.
 	s := e.scanOK(map[string]any{"path": "proj/../proj"})
@@ -74,13 +83,16 @@ func TestScanRefusesAbsolutePathOutside(t *testing.T) {
 		nodeProject(t, filepath.Join(sib, "p"))
 		t.Cleanup(func() { os.RemoveAll(sib) })
 	}
-	for _, p := range []string{
-		"/", "/etc", "/proc/self/cwd", "/proc/self/root" + e.root, e.outside, filepath.Join(e.outside, "victim"),
-		e.root + "-evil", e.root + "-evil/p", e.root + "evil", e.root + ".bak/p", filepath.Dir(e.root),
-		"//" + e.outside,
+	for _, c := range []pathCase{
+		{"slash", "/"}, {"etc", "/etc"}, {"proc cwd", "/proc/self/cwd"}, {"proc root", "/proc/self/root" + e.root},
+		{"outside", e.outside}, {"the victim", filepath.Join(e.outside, "victim")},
+		{"sibling with dash", e.root + "-evil"}, {"inside a sibling with dash", e.root + "-evil/p"},
+		{"sibling extending the name", e.root + "evil"}, {"inside a backup sibling", e.root + ".bak/p"},
+		{"the root's parent", filepath.Dir(e.root)}, {"double slash", "//" + e.outside},
 	} {
-		r := e.call("scan", map[string]any{"path": p})
-		wantCode(t, r, "PATH_ESCAPE")
+		t.Run(c.name, func(t *testing.T) {
+			wantCode(t, e.call("scan", map[string]any{"path": c.path}), "PATH_ESCAPE")
+		})
 	}
 	s := e.scanOK(nil)
 	if len(s.Finds) != 0 {
@@ -91,15 +103,19 @@ func TestScanRefusesAbsolutePathOutside(t *testing.T) {
 func TestScanRefusesNULAndControlCharacters(t *testing.T) {
 	e := newEnv(t)
 	nodeProject(t, filepath.Join(e.root, "proj"))
-	for _, p := range []string{
-		"proj\x00", "proj\x00/../..", e.root + "/proj\x00/x", "\x00", "proj\n", "proj\r\n../..",
-		"\x1b[31mproj", "proj\x7f", "proj\u0085", "proj\t", e.root + "\x00/..",
+	for _, c := range []pathCase{
+		{"trailing NUL", "proj\x00"}, {"NUL then dot-dot", "proj\x00/../.."}, {"NUL in an absolute path", e.root + "/proj\x00/x"},
+		{"only NUL", "\x00"}, {"newline", "proj\n"}, {"CRLF then dot-dot", "proj\r\n../.."},
+		{"escape sequence", "\x1b[31mproj"}, {"DEL", "proj\x7f"}, {"NEL", "proj\u0085"}, {"tab", "proj\t"},
+		{"NUL after the root", e.root + "\x00/.."},
 	} {
-		r := e.call("scan", map[string]any{"path": p})
-		wantCode(t, r, "INVALID_REQUEST")
-		if strings.ContainsAny(r.Reason, "\x00\x1b") {
-			t.Fatalf("reason echoes control characters: %q", r.Reason)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			r := e.call("scan", map[string]any{"path": c.path})
+			wantCode(t, r, "INVALID_REQUEST")
+			if strings.ContainsAny(r.Reason, "\x00\x1b") {
+				t.Fatalf("reason echoes control characters: %q", r.Reason)
+			}
+		})
 	}
 	// A name with a control character inside the root is not entered either
 	// (it could never be named in a result safely); nothing crashes.
@@ -137,12 +153,18 @@ func TestScanDoesNotFollowSymlinkLeavingRoot(t *testing.T) {
 	if len(s.Finds) != 1 {
 		t.Fatalf("want only mine/node_modules, got %v", paths(s))
 	}
-	for _, p := range []string{link, "link", "link/", "link/node_modules", "mine/up", "mine/up/victim", "mine/rel", filepath.Join(e.root, "mine", "rel") + "/"} {
-		r := e.call("scan", map[string]any{"path": p})
-		wantCode(t, r, "PATH_ESCAPE")
-		if strings.Contains(string(r.Detail), e.outside) {
-			t.Fatalf("scan(%q) reported an outside path: %s", p, r.Detail)
-		}
+	for _, c := range []pathCase{
+		{"absolute link", link}, {"relative link", "link"}, {"link slash", "link/"}, {"through the link", "link/node_modules"},
+		{"link up", "mine/up"}, {"through the link up", "mine/up/victim"}, {"relative link out", "mine/rel"},
+		{"absolute relative link out", filepath.Join(e.root, "mine", "rel") + "/"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := e.call("scan", map[string]any{"path": c.path})
+			wantCode(t, r, "PATH_ESCAPE")
+			if strings.Contains(string(r.Detail), e.outside) {
+				t.Fatalf("scan(%q) reported an outside path: %s", c.path, r.Detail)
+			}
+		})
 	}
 }
 
@@ -166,9 +188,10 @@ func TestSymlinkToADirectoryInsideTheRootIsNotFollowedEither(t *testing.T) {
 func TestScanOfAFileOrMissingPathIsRefused(t *testing.T) {
 	e := newEnv(t)
 	nodeProject(t, filepath.Join(e.root, "proj"))
-	for _, p := range []string{"proj/package.json", "missing", e.root + "/missing/deeper"} {
-		r := e.call("scan", map[string]any{"path": p})
-		wantCode(t, r, "NOT_FOUND", "INVALID_REQUEST")
+	for _, c := range []pathCase{{"a file", "proj/package.json"}, {"missing", "missing"}, {"missing deeper", e.root + "/missing/deeper"}} {
+		t.Run(c.name, func(t *testing.T) {
+			wantCode(t, e.call("scan", map[string]any{"path": c.path}), "NOT_FOUND", "INVALID_REQUEST")
+		})
 	}
 }
 
@@ -405,8 +428,13 @@ func TestSeveralRootsKeepTheirBoundaries(t *testing.T) {
 	if s.Root != r2 || len(s.Finds) != 1 || s.Finds[0].Path != filepath.Join(r2, "p", "node_modules") {
 		t.Fatalf("scan in r2: %+v", s)
 	}
-	for _, p := range []string{base, filepath.Join(base, "outside"), r1 + "/../outside", r2 + "/../r/../outside"} {
-		wantCode(t, e.call("scan", map[string]any{"path": p}), "PATH_ESCAPE")
+	for _, c := range []pathCase{
+		{"the roots' parent", base}, {"outside both", filepath.Join(base, "outside")},
+		{"out of the first", r1 + "/../outside"}, {"out of the second through the first", r2 + "/../r/../outside"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wantCode(t, e.call("scan", map[string]any{"path": c.path}), "PATH_ESCAPE")
+		})
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
+	"github.com/bastion-mcp/bastion/safety/reclaim"
 	"github.com/bastion-mcp/bastion/safety/result"
 )
 
@@ -52,120 +53,38 @@ type Find struct {
 	Keep         bool   `json:"keep"`
 }
 
+// errCancelled answers a scan whose client went away.
+var errCancelled = result.New(result.OperationFailed, "the scan was cancelled; nothing was returned")
+
 func (s *Server) scan(ctx context.Context, req mcp.CallToolRequest, a scanArgs) result.OperationResult {
 	start := time.Now()
-	opts := walkOpts{maxDepth: 32}
-	if a.MaxDepth != nil {
-		if *a.MaxDepth < 1 || *a.MaxDepth > 64 {
-			return result.With("scan", result.InvalidRequest, "max_depth must be between 1 and 64", nil, start)
-		}
-		opts.maxDepth = *a.MaxDepth
+	opts, minBytes, err := s.scanOptions(a)
+	if err != nil {
+		return result.Fail("scan", err, nil, start)
 	}
-	var minBytes int64
-	if a.MinSizeMB != nil {
-		if *a.MinSizeMB < 0 || math.IsNaN(*a.MinSizeMB) || *a.MinSizeMB > 1e9 {
-			return result.With("scan", result.InvalidRequest, "min_size_mb must be a number between 0 and 1e9", nil, start)
-		}
-		minBytes = int64(*a.MinSizeMB * 1024 * 1024)
-	}
-	if a.OlderThanDays != nil {
-		if *a.OlderThanDays < 0 || math.IsNaN(*a.OlderThanDays) || *a.OlderThanDays > 36500 {
-			return result.With("scan", result.InvalidRequest, "older_than_days must be a number between 0 and 36500", nil, start)
-		}
-		opts.olderThan = time.Now().Add(-time.Duration(*a.OlderThanDays * 24 * float64(time.Hour)))
-	}
-	if len(a.Only) > 0 {
-		opts.only = map[string]bool{}
-		valid := map[string]bool{}
-		for _, t := range s.targets {
-			valid[t.Kind], valid[t.Ecosystem] = true, true
-		}
-		for _, k := range a.Only {
-			if !valid[k] {
-				return result.With("scan", result.InvalidRequest,
-					fmt.Sprintf("only: unknown kind or ecosystem %q; list_targets shows the valid names", truncate(k, 64)), nil, start)
-			}
-			opts.only[k] = true
-		}
-	}
-	type startAt struct {
-		root *jail.Root
-		rel  string
-	}
-	var starts []startAt
-	if a.Path == nil {
-		for _, r := range s.roots {
-			starts = append(starts, startAt{r, "."})
-		}
-	} else {
-		r, rel, err := s.locate(*a.Path)
-		if err != nil {
-			return result.Fail("scan", err, nil, start)
-		}
-		starts = append(starts, startAt{r, rel})
+	starts, err := s.scanStarts(a.Path)
+	if err != nil {
+		return result.Fail("scan", err, nil, start)
 	}
 	progress := mcpkit.Progress(ctx, req)
-	var all []*found
-	dirs := 0
-	for _, st := range starts {
-		d, err := st.root.OpenDir(st.rel)
-		if err != nil {
-			return result.Fail("scan", err, nil, start)
-		}
-		w := &walker{ctx: ctx, root: st.root, ix: s.ix, opts: opts}
-		w.opts.progress = func(n, f int) {
-			progress(float64(dirs+n), 0, fmt.Sprintf("%d directories walked, %d finds", dirs+n, len(all)+f))
-		}
-		w.walk(d, st.rel, 0, st.root.Kept(st.rel, KeepFile), nil)
-		d.Close()
-		dirs += w.dirs
-		all = append(all, w.finds...)
-	}
-	if ctx.Err() != nil {
-		return result.With("scan", result.OperationFailed, "the scan was cancelled; nothing was returned", nil, start)
-	}
-	if !opts.olderThan.IsZero() {
-		kept := all[:0]
-		for _, f := range all {
-			if f.lastActivity.Before(opts.olderThan) {
-				kept = append(kept, f)
-			}
-		}
-		all = kept
+	all, dirs, err := s.walkAll(ctx, starts, opts, progress)
+	if err != nil {
+		return result.Fail("scan", err, nil, start)
 	}
 	sizeAll(ctx, all)
 	if ctx.Err() != nil {
-		return result.With("scan", result.OperationFailed, "the scan was cancelled; nothing was returned", nil, start)
+		return result.Fail("scan", errCancelled, nil, start)
 	}
-	matched := all[:0]
-	var total int64
-	for _, f := range all {
-		if f.size < 0 || f.size < minBytes {
-			continue
-		}
-		matched = append(matched, f)
-		total += f.size
-	}
+	matched, total := atLeast(all, minBytes)
 	sortFinds(matched)
 	truncated := len(matched) > s.maxFinds
 	shown := matched
 	if truncated {
 		shown = matched[:s.maxFinds]
 	}
-	finds := make([]Find, 0, len(shown))
-	for _, f := range shown {
-		id := s.tickets.Issue(ticket{root: f.root, rel: f.rel, project: f.project, kind: f.target.Kind, id: f.id, size: f.size, keep: f.keep})
-		la := ""
-		if !f.lastActivity.IsZero() {
-			la = f.lastActivity.UTC().Format(time.RFC3339)
-		}
-		finds = append(finds, Find{ID: id, Path: filepath.Join(f.root.Path(), filepath.FromSlash(f.rel)),
-			Kind: f.target.Kind, Ecosystem: f.target.Ecosystem, SizeBytes: f.size, LastActivity: la,
-			Regenerate: f.target.Regenerate, Keep: f.keep})
-	}
+	finds := s.issue(shown)
 	progress(float64(dirs), float64(dirs), "done")
-	path := ""
-	rootPath := ""
+	path, rootPath := "", ""
 	if a.Path != nil {
 		rootPath = starts[0].root.Path()
 		path = filepath.Join(rootPath, filepath.FromSlash(starts[0].rel))
@@ -178,6 +97,132 @@ func (s *Server) scan(ctx context.Context, req mcp.CallToolRequest, a scanArgs) 
 		"root": rootPath, "path": path, "finds": finds, "count": len(matched),
 		"total_bytes": total, "truncated": truncated,
 	}, start)
+}
+
+// scanOptions checks scan's arguments and turns them into walk options and
+// the minimum size in bytes.
+func (s *Server) scanOptions(a scanArgs) (walkOpts, int64, error) {
+	opts := walkOpts{maxDepth: 32}
+	if a.MaxDepth != nil {
+		if *a.MaxDepth < 1 || *a.MaxDepth > 64 {
+			return opts, 0, result.New(result.InvalidRequest, "max_depth must be between 1 and 64")
+		}
+		opts.maxDepth = *a.MaxDepth
+	}
+	var minBytes int64
+	if a.MinSizeMB != nil {
+		if *a.MinSizeMB < 0 || math.IsNaN(*a.MinSizeMB) || *a.MinSizeMB > 1e9 {
+			return opts, 0, result.New(result.InvalidRequest, "min_size_mb must be a number between 0 and 1e9")
+		}
+		minBytes = int64(*a.MinSizeMB * 1024 * 1024)
+	}
+	if a.OlderThanDays != nil {
+		if *a.OlderThanDays < 0 || math.IsNaN(*a.OlderThanDays) || *a.OlderThanDays > 36500 {
+			return opts, 0, result.New(result.InvalidRequest, "older_than_days must be a number between 0 and 36500")
+		}
+		opts.olderThan = time.Now().Add(-time.Duration(*a.OlderThanDays * 24 * float64(time.Hour)))
+	}
+	if len(a.Only) > 0 {
+		opts.only = map[string]bool{}
+		valid := map[string]bool{}
+		for _, t := range s.targets {
+			valid[t.Kind], valid[t.Ecosystem] = true, true
+		}
+		for _, k := range a.Only {
+			if !valid[k] {
+				return opts, 0, result.New(result.InvalidRequest,
+					fmt.Sprintf("only: unknown kind or ecosystem %q; list_targets shows the valid names", reclaim.Truncate(k, 64)))
+			}
+			opts.only[k] = true
+		}
+	}
+	return opts, minBytes, nil
+}
+
+// startAt is one directory a scan starts from.
+type startAt struct {
+	root *jail.Root
+	rel  string
+}
+
+// scanStarts is every root when path is nil, else the one directory path names.
+func (s *Server) scanStarts(path *string) ([]startAt, error) {
+	if path == nil {
+		starts := make([]startAt, 0, len(s.roots))
+		for _, r := range s.roots {
+			starts = append(starts, startAt{r, "."})
+		}
+		return starts, nil
+	}
+	r, rel, err := s.locate(*path)
+	if err != nil {
+		return nil, err
+	}
+	return []startAt{{r, rel}}, nil
+}
+
+// walkAll walks every start and returns the finds not newer than
+// opts.olderThan, and how many directories were walked.
+func (s *Server) walkAll(ctx context.Context, starts []startAt, opts walkOpts, progress func(done, total float64, msg string)) ([]*found, int, error) {
+	var all []*found
+	dirs := 0
+	for _, st := range starts {
+		d, err := st.root.OpenDir(st.rel)
+		if err != nil {
+			return nil, 0, err
+		}
+		w := &walker{ctx: ctx, root: st.root, ix: s.ix, opts: opts}
+		w.opts.progress = func(n, f int) {
+			progress(float64(dirs+n), 0, fmt.Sprintf("%d directories walked, %d finds", dirs+n, len(all)+f))
+		}
+		w.walk(d, st.rel, 0, st.root.Kept(st.rel, KeepFile), nil)
+		d.Close()
+		dirs += w.dirs
+		all = append(all, w.finds...)
+	}
+	if ctx.Err() != nil {
+		return nil, 0, errCancelled
+	}
+	if !opts.olderThan.IsZero() {
+		kept := all[:0]
+		for _, f := range all {
+			if f.lastActivity.Before(opts.olderThan) {
+				kept = append(kept, f)
+			}
+		}
+		all = kept
+	}
+	return all, dirs, nil
+}
+
+// atLeast keeps the measured finds of at least minBytes and sums their sizes.
+func atLeast(all []*found, minBytes int64) ([]*found, int64) {
+	matched := all[:0]
+	var total int64
+	for _, f := range all {
+		if f.size < 0 || f.size < minBytes {
+			continue
+		}
+		matched = append(matched, f)
+		total += f.size
+	}
+	return matched, total
+}
+
+// issue gives each shown find a reclaim ticket and the client's view of it.
+func (s *Server) issue(shown []*found) []Find {
+	finds := make([]Find, 0, len(shown))
+	for _, f := range shown {
+		id := s.reclaimer.Issue(reclaim.Ticket{Root: f.root, Rel: f.rel, Project: f.project, Kind: f.target.Kind, ID: f.id, Size: f.size, Keep: f.keep})
+		la := ""
+		if !f.lastActivity.IsZero() {
+			la = f.lastActivity.UTC().Format(time.RFC3339)
+		}
+		finds = append(finds, Find{ID: id, Path: filepath.Join(f.root.Path(), filepath.FromSlash(f.rel)),
+			Kind: f.target.Kind, Ecosystem: f.target.Ecosystem, SizeBytes: f.size, LastActivity: la,
+			Regenerate: f.target.Regenerate, Keep: f.keep})
+	}
+	return finds
 }
 
 // locate maps a requested path to its root and root-relative path.

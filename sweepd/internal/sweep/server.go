@@ -8,9 +8,9 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/bastion-mcp/bastion/safety/audit"
-	"github.com/bastion-mcp/bastion/safety/ids"
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
+	"github.com/bastion-mcp/bastion/safety/reclaim"
 	"github.com/bastion-mcp/bastion/safety/risk"
 )
 
@@ -28,27 +28,17 @@ type Options struct {
 	Radar *risk.Engine
 }
 
-// Server holds sweepd's state: the fixed roots, the ticket store and the audit log.
+// Server holds sweepd's state: the fixed roots and the reclaimer, which
+// holds the ticket store and the audit log.
 type Server struct {
-	roots    []*jail.Root
-	ix       *index
-	targets  []Target
-	tickets  *ids.Store[ticket]
-	audit    *audit.Log
-	maxFinds int
-	log      *slog.Logger
-	version  string
-	radar    *risk.Engine
-}
-
-type ticket struct {
-	root    *jail.Root
-	rel     string
-	project string
-	kind    string
-	id      jail.Identity
-	size    int64
-	keep    bool
+	roots     []*jail.Root
+	ix        *index
+	targets   []Target
+	reclaimer *reclaim.Reclaimer
+	maxFinds  int
+	log       *slog.Logger
+	version   string
+	radar     *risk.Engine
 }
 
 // New builds a Server. Unknown kinds in Disable are an error.
@@ -86,8 +76,13 @@ func New(o Options) (*Server, error) {
 			enabled = append(enabled, t)
 		}
 	}
-	return &Server{roots: o.Roots, ix: newIndex(Catalog, disabled), targets: enabled,
-		tickets: ids.NewStore[ticket]("f", o.TicketTTL, 200000), audit: o.Audit,
+	ix := newIndex(Catalog, disabled)
+	kinds := make(map[string]reclaim.Kind, len(ix.kinds))
+	for k, t := range ix.kinds {
+		kinds[k] = reclaim.Kind{Markers: t.Markers, Inside: t.Inside}
+	}
+	rc := reclaim.New(reclaim.Options{Kinds: kinds, KeepFile: KeepFile, TTL: o.TicketTTL, Audit: o.Audit, Logger: o.Logger})
+	return &Server{roots: o.Roots, ix: ix, targets: enabled, reclaimer: rc,
 		maxFinds: o.MaxFinds, log: o.Logger, version: o.Version, radar: o.Radar}, nil
 }
 
@@ -112,13 +107,6 @@ func (s *Server) Tools() []server.ServerTool {
 }
 
 type noArgs struct{}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
 
 func human(b int64) string {
 	const unit = 1024

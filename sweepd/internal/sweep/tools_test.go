@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,10 +12,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/tools_list.json")
 
 const goldenToolsList = "testdata/tools_list.json"
 
@@ -35,10 +33,19 @@ func wireTools(t *testing.T, srv *Server) []map[string]any {
 func TestToolsListGolden(t *testing.T) {
 	e := newEnv(t)
 	got := wireToolsListJSON(t, e.srv)
-	mcpkittest.Golden(t, goldenToolsList, got, *update || os.Getenv("UPDATE_GOLDEN") == "1")
+	mcpkittest.Golden(t, goldenToolsList, got)
 	// The client sees the same three tools.
 	if names := strings.Join(mcpkittest.ToolNames(t, e.c), ","); names != "list_targets,reclaim,scan" {
 		t.Fatalf("tools: %v", names)
+	}
+}
+
+// Each tool's input schema describes exactly the struct its handler
+// decodes the arguments into (names, types, required-ness).
+func TestEveryToolSchemaMatchesItsArguments(t *testing.T) {
+	e := newEnv(t)
+	if err := mcpkit.CheckTools(e.srv.MCP()); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -119,21 +126,23 @@ func TestUnknownArgumentIsRejected(t *testing.T) {
 	nm := nodeProject(t, filepath.Join(e.root, "proj"))
 	f := e.scanOne("proj")
 	for _, c := range []struct {
-		tool string
-		args map[string]any
+		name, tool string
+		args       map[string]any
 	}{
-		{"scan", map[string]any{"bogus": 1}},
-		{"scan", map[string]any{"path": "proj", "root": "/"}},
-		{"scan", map[string]any{"path": "proj", "follow_symlinks": true}},
-		{"list_targets", map[string]any{"x": 1}},
-		{"reclaim", map[string]any{"ids": []string{f.ID}, "confirm": "delete", "force": true}},
-		{"reclaim", map[string]any{"ids": []string{f.ID}, "confirm": "delete", "": 1}},
+		{"scan bogus", "scan", map[string]any{"bogus": 1}},
+		{"scan root", "scan", map[string]any{"path": "proj", "root": "/"}},
+		{"scan follow_symlinks", "scan", map[string]any{"path": "proj", "follow_symlinks": true}},
+		{"list_targets x", "list_targets", map[string]any{"x": 1}},
+		{"reclaim force", "reclaim", map[string]any{"ids": []string{f.ID}, "confirm": "delete", "force": true}},
+		{"reclaim empty name", "reclaim", map[string]any{"ids": []string{f.ID}, "confirm": "delete", "": 1}},
 	} {
-		r := e.call(c.tool, c.args)
-		wantCode(t, r, "INVALID_REQUEST")
-		if !strings.Contains(r.Reason, "unknown argument") {
-			t.Fatalf("%s %v: reason %q", c.tool, c.args, r.Reason)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			r := callTool(t, e.c, c.tool, c.args)
+			wantCode(t, r, "INVALID_REQUEST")
+			if !strings.Contains(r.Reason, "unknown argument") {
+				t.Fatalf("%s %v: reason %q", c.tool, c.args, r.Reason)
+			}
+		})
 	}
 	mustExist(t, filepath.Join(nm, "left-pad", "index.js"))
 }
@@ -144,14 +153,18 @@ func TestArgumentNamesAreCaseSensitive(t *testing.T) {
 	e := newEnv(t)
 	nm := nodeProject(t, filepath.Join(e.root, "proj"))
 	f := e.scanOne("proj")
-	for _, args := range []map[string]any{
-		{"ids": []string{f.ID}, "Confirm": "delete"},
-		{"IDS": []string{f.ID}, "confirm": "delete"},
-		{"Ids": []string{f.ID}, "CONFIRM": "delete"},
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"Confirm", map[string]any{"ids": []string{f.ID}, "Confirm": "delete"}},
+		{"IDS", map[string]any{"IDS": []string{f.ID}, "confirm": "delete"}},
+		{"Ids and CONFIRM", map[string]any{"Ids": []string{f.ID}, "CONFIRM": "delete"}},
 	} {
-		r := e.call("reclaim", args)
-		wantCode(t, r, "INVALID_REQUEST")
-		mustExist(t, filepath.Join(nm, "left-pad", "index.js"))
+		t.Run(c.name, func(t *testing.T) {
+			wantCode(t, callTool(t, e.c, "reclaim", c.args), "INVALID_REQUEST")
+			mustExist(t, filepath.Join(nm, "left-pad", "index.js"))
+		})
 	}
 	wantCode(t, e.call("scan", map[string]any{"PATH": "/"}), "INVALID_REQUEST")
 }
@@ -161,36 +174,37 @@ func TestWrongArgumentTypeIsRejected(t *testing.T) {
 	nm := nodeProject(t, filepath.Join(e.root, "proj"))
 	f := e.scanOne("proj")
 	for _, c := range []struct {
-		tool string
-		args any
+		name, tool string
+		args       any
 	}{
-		{"scan", map[string]any{"path": 5}},
-		{"scan", map[string]any{"path": []string{"proj"}}},
-		{"scan", map[string]any{"path": map[string]any{"rel": "proj"}}},
-		{"scan", map[string]any{"only": "node"}},
-		{"scan", map[string]any{"only": []any{1}}},
-		{"scan", map[string]any{"max_depth": "3"}},
-		{"scan", map[string]any{"max_depth": 1.5}},
-		{"scan", map[string]any{"max_depth": 0}},
-		{"scan", map[string]any{"max_depth": 65}},
-		{"scan", map[string]any{"max_depth": -1}},
-		{"scan", map[string]any{"min_size_mb": "1"}},
-		{"scan", map[string]any{"min_size_mb": -1}},
-		{"scan", map[string]any{"min_size_mb": 1e300}},
-		{"scan", map[string]any{"older_than_days": -2}},
-		{"scan", map[string]any{"older_than_days": true}},
-		{"scan", map[string]any{"only": []string{"not-a-kind"}}},
-		{"scan", []any{"proj"}},
-		{"scan", "proj"},
-		{"reclaim", map[string]any{"ids": f.ID, "confirm": "delete"}},
-		{"reclaim", map[string]any{"ids": []any{1}, "confirm": "delete"}},
-		{"reclaim", map[string]any{"ids": []any{[]string{f.ID}}, "confirm": "delete"}},
-		{"reclaim", map[string]any{"ids": map[string]any{"0": f.ID}, "confirm": "delete"}},
-		{"reclaim", map[string]any{"ids": []string{f.ID}, "confirm": true}},
-		{"reclaim", []any{f.ID}},
+		{"scan path number", "scan", map[string]any{"path": 5}},
+		{"scan path array", "scan", map[string]any{"path": []string{"proj"}}},
+		{"scan path object", "scan", map[string]any{"path": map[string]any{"rel": "proj"}}},
+		{"scan only string", "scan", map[string]any{"only": "node"}},
+		{"scan only numbers", "scan", map[string]any{"only": []any{1}}},
+		{"scan max_depth string", "scan", map[string]any{"max_depth": "3"}},
+		{"scan max_depth fraction", "scan", map[string]any{"max_depth": 1.5}},
+		{"scan max_depth 0", "scan", map[string]any{"max_depth": 0}},
+		{"scan max_depth 65", "scan", map[string]any{"max_depth": 65}},
+		{"scan max_depth -1", "scan", map[string]any{"max_depth": -1}},
+		{"scan min_size_mb string", "scan", map[string]any{"min_size_mb": "1"}},
+		{"scan min_size_mb -1", "scan", map[string]any{"min_size_mb": -1}},
+		{"scan min_size_mb huge", "scan", map[string]any{"min_size_mb": 1e300}},
+		{"scan older_than_days -2", "scan", map[string]any{"older_than_days": -2}},
+		{"scan older_than_days bool", "scan", map[string]any{"older_than_days": true}},
+		{"scan only unknown kind", "scan", map[string]any{"only": []string{"not-a-kind"}}},
+		{"scan arguments array", "scan", []any{"proj"}},
+		{"scan arguments string", "scan", "proj"},
+		{"reclaim ids string", "reclaim", map[string]any{"ids": f.ID, "confirm": "delete"}},
+		{"reclaim ids numbers", "reclaim", map[string]any{"ids": []any{1}, "confirm": "delete"}},
+		{"reclaim ids nested", "reclaim", map[string]any{"ids": []any{[]string{f.ID}}, "confirm": "delete"}},
+		{"reclaim ids object", "reclaim", map[string]any{"ids": map[string]any{"0": f.ID}, "confirm": "delete"}},
+		{"reclaim confirm bool", "reclaim", map[string]any{"ids": []string{f.ID}, "confirm": true}},
+		{"reclaim arguments array", "reclaim", []any{f.ID}},
 	} {
-		r := e.call(c.tool, c.args)
-		wantCode(t, r, "INVALID_REQUEST")
+		t.Run(c.name, func(t *testing.T) {
+			wantCode(t, callTool(t, e.c, c.tool, c.args), "INVALID_REQUEST")
+		})
 	}
 	mustExist(t, filepath.Join(nm, "left-pad", "index.js"))
 }

@@ -96,7 +96,7 @@ func TestShippedPoliciesCarryTheCommandSection(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s does not load strictly: %v", f, err)
 		}
-		got := commandPolicy(p.Terminal)
+		got := p.Terminal.CommandPolicy()
 		if !equalPolicy(got, want) {
 			t.Errorf("%s: its [terminal] command policy differs from terminal-section.toml", f)
 		}

@@ -10,23 +10,25 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/bastion-mcp/bastion/safety/command"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/risk"
-	"github.com/bastion-mcp/bastion/safety/sandbox"
 )
+
+// explainAction is explain_command's name: the tool's and its results'
+// action.
+const explainAction = "explain_command"
 
 // explainTool is explain_command: the decision run_command would make,
 // with nothing run.
 func (s *Server) explainTool() server.ServerTool {
-	return server.ServerTool{Tool: mcpkit.NewTool("explain_command",
+	return server.ServerTool{Tool: mcpkit.NewTool(explainAction,
 		"Explain how run_command would judge a command line, without running anything: the decision (allow or deny), the rule that decided and its reason, the argv after parsing, the executable it would resolve to, the confinement, limits and working directory it would run with, and the risk radar's view of arguments that name paths in the jail. Use it to find out why a command is refused and what to run instead.",
 		mcpkit.Annotations{Title: "Explain a command decision", ReadOnly: true, Idempotent: true},
 		json.RawMessage(`{"type":"object","properties":{`+
 			`"command":{"type":"string","minLength":1,"maxLength":8192,"description":"The command line to judge."}`+
 			`},"required":["command"],"additionalProperties":false}`)),
-		Handler: mcpkit.Handle("explain_command", s.o.Logger, s.explainCommand)}
+		Handler: mcpkit.Handle(explainAction, s.o.Logger, s.explainCommand)}
 }
 
 type explainArgs struct {
@@ -74,33 +76,22 @@ const (
 const maxPathViews = 32
 
 func (s *Server) explainCommand(_ context.Context, _ mcp.CallToolRequest, a explainArgs) result.OperationResult {
-	const action = "explain_command"
 	start := time.Now()
-	d, err := s.o.Policy.Check(a.Command)
-	x := ExplainDetail{Decision: "deny", Code: string(d.Code), Rule: d.Rule, Reason: d.Reason, Name: d.Name,
-		Argv: d.Argv, Cwd: s.o.Root.Path(), Confinement: s.confinement,
-		TimeoutSeconds: int(s.o.Timeout / time.Second), MaxOutputBytes: s.o.MaxOutputBytes, Paths: []PathView{},
-		Guarantee: guaranteeAllowlist}
+	ev := s.run.Evaluate(a.Command)
+	d := ev.Decision
+	x := ExplainDetail{Decision: "allow", Code: string(d.Code), Rule: d.Rule, Reason: d.Reason, Name: d.Name,
+		Argv: d.Argv, Executable: ev.Executable, Cwd: s.o.Root.Path(), Confinement: s.run.Confinement(),
+		TimeoutSeconds: int(s.o.Timeout / time.Second), MaxOutputBytes: s.o.MaxOutputBytes, Env: ev.Env,
+		Paths: []PathView{}, Guarantee: guaranteeAllowlist}
 	if s.o.Sandboxed {
 		x.Guarantee = guaranteeSandbox
 	}
 	if x.Argv == nil {
 		x.Argv = []string{}
 	}
-	env := []string{"PATH", "HOME", "LANG", "TMPDIR"}
-	for _, kv := range sandbox.MergeEnv(append(sandbox.ProgramEnv(d.Name), s.o.Caches.Env...), s.o.PassEnv) {
-		name, _, _ := strings.Cut(kv, "=")
-		env = append(env, name)
-	}
-	x.Env = env
-	if err == nil {
-		x.Decision = "allow"
-		if exe, rerr := command.Resolve(d.Argv[0], s.o.Path); rerr == nil {
-			x.Executable = exe
-		} else {
-			code, reason := result.Classify(rerr)
-			x.Decision, x.Code, x.Reason = "deny", string(code), reason
-		}
+	if !ev.Allowed() {
+		code, reason := result.Classify(ev.Err)
+		x.Decision, x.Code, x.Reason = "deny", string(code), reason
 	}
 	if len(d.Argv) > 1 {
 		x.Paths = s.pathViews(d.Argv[1:])
@@ -109,7 +100,7 @@ func (s *Server) explainCommand(_ context.Context, _ mcp.CallToolRequest, a expl
 	if x.Decision == "allow" {
 		summary = fmt.Sprintf("%s would run %s in the jail (%s); nothing was run", quoteCmd(a.Command), x.Executable, x.Rule)
 	}
-	return result.Success(action, summary, x, start)
+	return result.Success(explainAction, summary, x, start)
 }
 
 func quoteCmd(s string) string {

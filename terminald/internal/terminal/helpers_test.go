@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"testing"
 	"time"
 
@@ -19,32 +17,9 @@ import (
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 	"github.com/bastion-mcp/bastion/safety/risk"
+	"github.com/bastion-mcp/bastion/safety/runner"
 	"github.com/bastion-mcp/bastion/safety/sandbox"
 )
-
-// spawnerName is the argv[0] under which the test binary acts as a program
-// that starts a grandchild (sleep), writes the grandchild's pid to
-// spawn.pid in its working directory, and then sleeps itself.
-const spawnerName = "bastion-spawn"
-
-func TestMain(m *testing.M) {
-	if filepath.Base(os.Args[0]) == spawnerName {
-		// The grandchild carries a token in its command line: pids inside
-		// the sandbox are not the host's, so the test finds it by token.
-		wd, _ := os.Getwd()
-		tok := "bastion-spawned-" + filepath.Base(wd) + strconv.Itoa(os.Getpid())
-		c := exec.Command("/bin/sh", "-c", "sleep 300; : "+tok)
-		if err := c.Start(); err != nil {
-			os.Exit(3)
-		}
-		if err := os.WriteFile("spawn.pid", []byte(tok), 0o644); err != nil {
-			os.Exit(4)
-		}
-		time.Sleep(300 * time.Second)
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
 
 const examplePolicy = "../../../policies/policy.example.toml"
 
@@ -55,15 +30,7 @@ func shippedPolicy(t testing.TB) command.Policy {
 	if err != nil {
 		t.Fatalf("loading %s: %v", examplePolicy, err)
 	}
-	return commandPolicy(p.Terminal)
-}
-
-func commandPolicy(t config.Terminal) command.Policy {
-	cp := command.Policy{Allow: t.Allowlist.Commands, Deny: t.Denylist.Commands}
-	for _, r := range t.Rules {
-		cp.Rules = append(cp.Rules, command.Rule{Command: r.Command, DenyArgs: r.DenyArgs, LongOptions: r.LongOptions, Reason: r.Reason})
-	}
-	return cp
+	return p.Terminal.CommandPolicy()
 }
 
 func landlockMode() sandbox.Mode {
@@ -114,8 +81,9 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{Root: jr, Policy: shippedPolicy(t), Landlock: landlockMode(), StateDir: filepath.Join(e.state, "terminald"),
-		Audit: alog, Radar: radar, Timeout: 20 * time.Second, Version: "test"}
+	o := Options{Options: runner.Options{TerminalRuntime: config.TerminalRuntime{Policy: shippedPolicy(t),
+		Landlock: landlockMode(), StateDir: filepath.Join(e.state, "terminald"), Timeout: 20 * time.Second},
+		Root: jr, Audit: alog}, Radar: radar, Version: "test"}
 	for _, f := range opts {
 		f(&o)
 	}

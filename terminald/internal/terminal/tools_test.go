@@ -1,22 +1,29 @@
 package terminal
 
 import (
-	"flag"
 	"strings"
 	"testing"
 
+	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/tools_list.json")
 
 const goldenToolsList = "testdata/tools_list.json"
 
 func TestToolsListGolden(t *testing.T) {
 	e := newEnv(t)
-	mcpkittest.Golden(t, goldenToolsList, mcpkittest.ToolsListJSON(t, e.srv.MCP()), *update)
+	mcpkittest.Golden(t, goldenToolsList, mcpkittest.ToolsListJSON(t, e.srv.MCP()))
 	if names := strings.Join(mcpkittest.ToolNames(t, e.c), ","); names != "explain_command,run_command" {
 		t.Fatalf("tools: %v (want exactly run_command and explain_command)", names)
+	}
+}
+
+// Each tool's input schema describes exactly the struct its handler
+// decodes the arguments into (names, types, required-ness).
+func TestEveryToolSchemaMatchesItsArguments(t *testing.T) {
+	e := newEnv(t)
+	if err := mcpkit.CheckTools(e.srv.MCP()); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -3,16 +3,21 @@
 // validate it) and docs/policy.md (the key reference) from one source:
 // safety/config's Policy type, walked by reflection for keys and types,
 // and the doc comments of its fields, read from the package source with
-// go/ast. `make test` regenerates both into a temporary directory and
-// fails when the committed files differ.
+// go/ast. With -policies it also generates the shipped [terminal] command
+// policies from safety/command (Standard and Dev): all of
+// policies/terminal-section.toml, and the marked section of policy.toml,
+// policy.example.toml and dev.example.toml. `make test` regenerates
+// everything into a temporary directory and fails when a committed file
+// differs.
 //
 // Usage:
 //
-//	policygen -src safety/config -schema policies/policy.schema.json -doc docs/policy.md
+//	policygen -src safety/config -schema policies/policy.schema.json -doc docs/policy.md -policies policies
 package main
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -164,7 +169,11 @@ func walk(t reflect.Type, prefix string, d docs, keys *[]key) map[string]any {
 			}
 			props[name] = s
 		}
-		return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+		obj := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+		if shortForm(t) {
+			return map[string]any{"anyOf": []any{map[string]any{"type": "string"}, obj}}
+		}
+		return obj
 	case reflect.Slice:
 		return map[string]any{"type": "array", "items": walk(t.Elem(), prefix, d, keys)}
 	case reflect.Map:
@@ -181,9 +190,20 @@ func walk(t reflect.Type, prefix string, d docs, keys *[]key) map[string]any {
 	panic("policygen: unsupported type " + t.String())
 }
 
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+// shortForm reports a table type that also takes a bare string, because
+// it implements encoding.TextUnmarshaler (a [redaction] patterns entry).
+func shortForm(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && reflect.PointerTo(t).Implements(textUnmarshaler)
+}
+
 func typeName(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.Slice:
+		if shortForm(t.Elem()) {
+			return "array of strings or tables"
+		}
 		if t.Elem().Kind() == reflect.Struct {
 			return "array of tables"
 		}
@@ -202,7 +222,18 @@ func main() {
 	src := flag.String("src", "safety/config", "`DIR` of package config's source")
 	schemaOut := flag.String("schema", "", "write the JSON Schema to `FILE`")
 	docOut := flag.String("doc", "", "write the Markdown reference to `FILE`")
+	polSrc := flag.String("policies", "", "read the shipped policies from `DIR` and regenerate their command sections")
+	polOut := flag.String("policies-out", "", "write terminal-section.toml and the regenerated policies to `DIR` (default: -policies)")
 	flag.Parse()
+	if *polSrc != "" {
+		if *polOut == "" {
+			*polOut = *polSrc
+		}
+		if err := writePolicies(*polSrc, *polOut); err != nil {
+			fmt.Fprintln(os.Stderr, "policygen:", err)
+			os.Exit(1)
+		}
+	}
 	d, err := readDocs(*src)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "policygen:", err)

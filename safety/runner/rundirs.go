@@ -1,4 +1,4 @@
-package terminal
+package runner
 
 import (
 	"os"
@@ -13,8 +13,8 @@ import (
 // runDirs is one run's private directory with its HOME and TMPDIR.
 type runDirs struct{ dir, home, tmp string }
 
-func (s *Server) makeRunDirs() (runDirs, error) {
-	d := filepath.Join(s.runsDir, ids.New("r"))
+func (r *Runner) makeRunDirs() (runDirs, error) {
+	d := filepath.Join(r.runsDir, ids.New("r"))
 	rd := runDirs{d, filepath.Join(d, "home"), filepath.Join(d, "tmp")}
 	for _, p := range []string{rd.dir, rd.home, rd.tmp} {
 		if err := os.Mkdir(p, 0o700); err != nil {
@@ -26,12 +26,12 @@ func (s *Server) makeRunDirs() (runDirs, error) {
 }
 
 // takeRunDirs returns a clean pair from the pool, or a new one.
-func (s *Server) takeRunDirs() (runDirs, error) {
+func (r *Runner) takeRunDirs() (runDirs, error) {
 	select {
-	case rd := <-s.spare:
+	case rd := <-r.spare:
 		return rd, nil
 	default:
-		return s.makeRunDirs()
+		return r.makeRunDirs()
 	}
 }
 
@@ -51,7 +51,7 @@ func emptyDir(dir string) bool {
 // run. Pairs are reused rather than made per run because creating and
 // removing directories adds to every journal commit, which the audit
 // log's fsync waits for.
-func (s *Server) recycle(rd runDirs) {
+func (r *Runner) recycle(rd runDirs) {
 	if rd.dir == "" {
 		return
 	}
@@ -64,7 +64,7 @@ func (s *Server) recycle(rd runDirs) {
 		}
 	}
 	select {
-	case s.spare <- rd:
+	case r.spare <- rd:
 	default:
 		_ = os.RemoveAll(rd.dir)
 	}
@@ -72,14 +72,14 @@ func (s *Server) recycle(rd runDirs) {
 
 // Prewarm makes a private directory pair and prepares a helper for it, so
 // that the first command after start-up finds its sandbox ready too.
-func (s *Server) Prewarm() {
-	rd, err := s.makeRunDirs()
+func (r *Runner) Prewarm() {
+	rd, err := r.makeRunDirs()
 	if err != nil {
 		return
 	}
 	select {
-	case s.spare <- rd:
-		s.prepare()
+	case r.spare <- rd:
+		r.prepare()
 	default:
 		_ = os.RemoveAll(rd.dir)
 	}
@@ -92,12 +92,12 @@ const prepareDelay = 5 * time.Millisecond
 // prepare has the sandbox start the next command's helper now, for the
 // private directories the next run will most likely take, so that its
 // namespaces and view are ready when the command arrives.
-func (s *Server) prepare() {
+func (r *Runner) prepare() {
 	select {
-	case rd := <-s.spare:
-		sandbox.Prepare(s.spec(rd))
+	case rd := <-r.spare:
+		sandbox.Prepare(r.spec(rd))
 		select {
-		case s.spare <- rd:
+		case r.spare <- rd:
 		default:
 			_ = os.RemoveAll(rd.dir)
 		}
@@ -106,9 +106,9 @@ func (s *Server) prepare() {
 }
 
 // spec is the sandbox.Spec of a run in rd, without its command.
-func (s *Server) spec(rd runDirs) sandbox.Spec {
-	return sandbox.Spec{JailRoot: s.o.Root.Path(), TempDir: rd.tmp, HomeDir: rd.home,
-		WritePaths: s.o.Caches.Paths, ReadPaths: s.o.ReadPaths, ExecWritable: s.o.Sandboxed,
-		PathEnv: s.pathEnv, Net: s.o.Net, ProxySocket: s.o.ProxySocket, Landlock: s.o.Landlock,
-		Isolation: s.o.Isolation, Limits: s.o.Limits, Timeout: s.o.Timeout}
+func (r *Runner) spec(rd runDirs) sandbox.Spec {
+	return sandbox.Spec{JailRoot: r.o.Root.Path(), TempDir: rd.tmp, HomeDir: rd.home,
+		WritePaths: r.o.Caches.Paths, ReadPaths: r.o.ReadPaths, ExecWritable: r.o.Sandboxed,
+		PathEnv: r.pathEnv, Net: r.o.Net, ProxySocket: r.o.ProxySocket, Landlock: r.o.Landlock,
+		Isolation: r.o.Isolation, Limits: r.o.Limits, Timeout: r.o.Timeout}
 }

@@ -1,0 +1,272 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/bastion-mcp/bastion/safety/internal/fsx"
+	"github.com/bastion-mcp/bastion/safety/result"
+)
+
+// append writes one record and returns its seq. Every failure leaves the
+// file ending in a whole record (a partly written line is cut back) or
+// leaves this Log unsure of the file, so the next append re-reads it.
+func (l *Log) append(kind, action string, intent *string, code *result.Code, fields map[string]any) (int64, error) {
+	if fields == nil {
+		fields = map[string]any{}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return 0, errClosed
+	}
+	if err := fsx.Lock(l.lock); err != nil {
+		l.known = nil
+		return 0, fmt.Errorf("audit: lock %s.lock: %w", l.path, err)
+	}
+	defer fsx.Unlock(l.lock)
+	seq, err := l.appendLocked(record{Kind: kind, Server: l.server, Action: action, Intent: intent, Code: code, Fields: fields})
+	if err != nil {
+		l.known = nil
+	}
+	return seq, err
+}
+
+// appendLocked chains rec to the file's head and writes it; the caller
+// holds the lock and forgets what it knew of the file when this fails.
+func (l *Log) appendLocked(rec record) (int64, error) {
+	t, err := l.openTarget("open " + l.path)
+	if err != nil {
+		return 0, err
+	}
+	defer t.close()
+	prefix, err := l.catchUp(t)
+	if err != nil {
+		return 0, err
+	}
+	rec.Seq, rec.Prev = l.head.seq+1, l.head.hash
+	rec.Time = time.Now().UTC().Format(time.RFC3339Nano)
+	line, err := encodeLine(prefix, &rec)
+	if err != nil {
+		return 0, err // nothing written
+	}
+	if err := l.rotateIfFull(t, len(line), prefix != nil); err != nil {
+		return 0, err
+	}
+	if err := l.writeLine(t, line); err != nil {
+		return 0, err
+	}
+	// The record's line as hashed: no torn-line prefix, no newline.
+	l.head = head{seq: rec.Seq, hash: hashLine(line[len(prefix) : len(line)-1])}
+	l.known, l.knownSize = t.fi, t.size+int64(len(line))
+	return rec.Seq, nil
+}
+
+// target is the log file one append writes to, opened and stat'ed under
+// the lock.
+type target struct {
+	f       *os.File
+	created bool // this append created the file
+	fi      fs.FileInfo
+	size    int64 // the file's size before the record
+}
+
+// openTarget opens the log file (creating it if missing) and checks that it
+// is a regular file; what names the step in the error.
+func (l *Log) openTarget(what string) (*target, error) {
+	f, created, err := l.openFile()
+	if err != nil {
+		return nil, fmt.Errorf("audit: %s: %w", what, err)
+	}
+	fi, err := statRegular(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("audit: %s: %w", l.path, err)
+	}
+	return &target{f: f, created: created, fi: fi, size: fi.Size()}, nil
+}
+
+func (t *target) close() {
+	if t.f != nil {
+		t.f.Close()
+		t.f = nil
+	}
+}
+
+// catchUp re-reads the chain head from the file when the file is not as
+// this Log left it (another process wrote, rotated or replaced it, or a
+// write failed). It returns what must precede the record: a newline that
+// closes a torn last line, which only open mode appends after.
+func (l *Log) catchUp(t *target) (prefix []byte, err error) {
+	if l.known != nil && l.knownSize == t.size && os.SameFile(l.known, t.fi) {
+		return nil, nil
+	}
+	st, err := l.state(t.f, t.size)
+	if err != nil {
+		return nil, fmt.Errorf("audit: read the end of %s: %w", l.path, err)
+	}
+	if st.broken != "" {
+		l.known = nil
+		broken := describeBroken(l.server, st.fileOr(l.path), st.broken)
+		if !l.openMode {
+			return nil, result.Wrap(result.AuditUnavailable,
+				"the log is damaged: its last record is incomplete or unreadable, and an operator must run `"+
+					l.server+" audit verify` on it", errors.New(broken))
+		}
+		l.logger.Warn("audit: "+broken+"; appending after the break because the audit fail mode is open",
+			"server", l.server, "path", l.path)
+		if st.partial {
+			prefix = []byte{'\n'}
+		}
+	}
+	l.head = st.head
+	return prefix, nil
+}
+
+// encodeLine renders rec as prefix, its JSON and a newline. HTML escaping
+// is off so that a command such as "a && b" reads as written.
+func encodeLine(prefix []byte, rec *record) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, 512))
+	buf.Write(prefix)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rec); err != nil {
+		return nil, errEncode.Wrap(err)
+	}
+	return buf.Bytes(), nil
+}
+
+// rotateIfFull rotates the log before a line of n bytes would grow it past
+// MaxBytes, and moves t to the new, empty file. A file that ends in a torn
+// line is not rotated (the line that closes it goes first). A failed
+// rotation is logged, and the record goes to the current file, which is
+// still in place (it is renamed last).
+func (l *Log) rotateIfFull(t *target, n int, prefixed bool) error {
+	if l.maxBytes <= 0 || t.size == 0 || prefixed || t.size+int64(n) <= l.maxBytes {
+		return nil
+	}
+	if err := l.shift(); err != nil {
+		l.logger.Warn("audit: rotation failed; appending to the current file",
+			"server", l.server, "path", l.path, "error", err.Error())
+		return nil
+	}
+	t.close()
+	nt, err := l.openTarget("create " + l.path + " after rotation")
+	if err != nil {
+		return err
+	}
+	*t = *nt
+	return nil
+}
+
+// writeLine writes line with one write(2), then fsyncs it; a file this
+// append created also needs its directory entry made durable. On failure a
+// partly written line is cut back, so the file still ends in a whole
+// record.
+func (l *Log) writeLine(t *target, line []byte) error {
+	n, err := t.f.Write(line)
+	if err == nil {
+		err = t.f.Sync()
+	}
+	if err == nil && t.created {
+		err = fsx.SyncDir(l.dir)
+	}
+	if err != nil {
+		if n > 0 {
+			if terr := t.f.Truncate(t.size); terr == nil {
+				_ = t.f.Sync()
+			}
+		}
+		return fmt.Errorf("audit: write %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// openFile opens the log for appending, creating it (0600) if missing. It
+// never follows a symbolic link at the file itself.
+func (l *Log) openFile() (f *os.File, created bool, err error) {
+	for range 3 {
+		f, err = fsx.OpenNoPoll(l.path, os.O_RDWR|os.O_APPEND|fsx.NoFollow, 0)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return f, false, err
+		}
+		f, err = fsx.OpenNoPoll(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|fsx.NoFollow, 0o600)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err == nil, err
+		}
+	}
+	return nil, false, err
+}
+
+func statRegular(f *os.File) (fs.FileInfo, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	return fi, nil
+}
+
+// state reads the chain head from the end of f. An empty file continues
+// the chain of FILE.1 when that is the latest chain known (a rotation by
+// this or another process), or the chain this Log last wrote (the file was
+// removed or emptied behind its back), or else starts a new chain.
+func (l *Log) state(f *os.File, size int64) (tailState, error) {
+	st, empty, err := readTail(f, size)
+	if err != nil || !empty {
+		return st, err
+	}
+	best := l.head
+	pred := l.path + ".1"
+	pf, err := os.OpenFile(pred, os.O_RDONLY|fsx.NoFollow, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return tailState{head: best}, nil
+	}
+	if err != nil {
+		return tailState{}, err
+	}
+	defer pf.Close()
+	pfi, err := statRegular(pf)
+	if err != nil {
+		return tailState{}, err
+	}
+	pst, pempty, err := readTail(pf, pfi.Size())
+	if err != nil {
+		return tailState{}, err
+	}
+	switch {
+	case pempty:
+	case pst.broken != "":
+		return tailState{head: pst.head, broken: pst.broken + " (the log itself is empty and would continue this file's chain)", file: pred}, nil
+	case pst.head.seq >= best.seq:
+		best = pst.head
+	}
+	return tailState{head: best}, nil
+}
+
+// shift renames FILE.4 to FILE.5 (replacing it), ..., FILE to FILE.1. FILE
+// is renamed last, so on any error it is still in place.
+func (l *Log) shift() error {
+	for i := Keep - 1; i >= 1; i-- {
+		err := os.Rename(l.path+"."+strconv.Itoa(i), l.path+"."+strconv.Itoa(i+1))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	if err := os.Rename(l.path, l.path+".1"); err != nil {
+		return err
+	}
+	if err := fsx.SyncDir(l.dir); err != nil {
+		l.logger.Warn("audit: could not sync the directory after rotation",
+			"server", l.server, "dir", l.dir, "error", err.Error())
+	}
+	return nil
+}

@@ -1,0 +1,253 @@
+// Package reclaim is sweepd's deletion pipeline in one call: a request of
+// scan ids goes in, an outcome per id comes out. For each id, Run looks its
+// ticket up (peeking for a dry run, using it up for a deletion), re-checks
+// the find against the live filesystem (jail.Root.Verify), writes the audit
+// intent record, removes the directory through the checked descriptor
+// (jail.Root.RemoveTree) and writes the audit outcome record. The server
+// decodes the arguments and translates the Result into words; every refusal
+// is decided here or below.
+package reclaim
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/bastion-mcp/bastion/safety/audit"
+	"github.com/bastion-mcp/bastion/safety/ids"
+	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/result"
+)
+
+// MaxIDs is how many ids one request may name.
+const MaxIDs = 1000
+
+// Workers is how many ids are re-validated and deleted at once; each id is
+// handled independently and results keep the request's order.
+const Workers = 4
+
+// Confirmation is the exact confirm value that turns a dry run into a
+// deletion.
+const Confirmation = "delete"
+
+// Refusals of a whole request.
+var (
+	ErrNoIDs   = result.New(result.InvalidRequest, "ids is required: pass the ids a scan returned")
+	ErrTooMany = result.New(result.InvalidRequest, "at most 1000 ids per call")
+)
+
+// Ticket is what one scan id stands for: a find, as the scan saw it.
+type Ticket struct {
+	Root    *jail.Root
+	Rel     string // root-relative path of the find
+	Project string // root-relative path of the directory holding the marker
+	Kind    string
+	ID      jail.Identity
+	Size    int64
+	Keep    bool
+}
+
+// Kind is what a find of one enabled kind must still show when it is
+// reclaimed: a marker file beside it and the files inside it.
+type Kind struct {
+	Markers []string
+	Inside  []string
+}
+
+// Options configure a Reclaimer.
+type Options struct {
+	// Kinds are the enabled kinds; a ticket of any other kind is refused.
+	Kinds map[string]Kind
+	// KeepFile protects a find, its project and everything beneath.
+	KeepFile string
+	// TTL is how long a ticket stays valid (default one hour).
+	TTL time.Duration
+	// Audit receives the intent and outcome record of every deletion.
+	Audit *audit.Log
+	// Logger receives a note when an outcome record cannot be written.
+	Logger *slog.Logger
+}
+
+// Reclaimer issues tickets for finds and reclaims them by id.
+type Reclaimer struct {
+	o       Options
+	tickets *ids.Store[Ticket]
+}
+
+// New returns a Reclaimer with an empty ticket store.
+func New(o Options) *Reclaimer {
+	if o.TTL <= 0 {
+		o.TTL = time.Hour
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Reclaimer{o: o, tickets: ids.NewStore[Ticket]("f", o.TTL, 200000)}
+}
+
+// TTL is how long an issued id stays valid.
+func (r *Reclaimer) TTL() time.Duration { return r.o.TTL }
+
+// Issue stores t and returns the single-use id that stands for it.
+func (r *Reclaimer) Issue(t Ticket) string { return r.tickets.Issue(t) }
+
+// Request is one reclaim call as the client made it.
+type Request struct {
+	IDs     []string
+	Confirm *string // nil when the client gave none
+}
+
+// DryRun reports whether the request deletes nothing: any confirm other
+// than exactly Confirmation, or none, is a dry run.
+func (q Request) DryRun() bool { return q.Confirm == nil || *q.Confirm != Confirmation }
+
+// Outcome is one id's result.
+type Outcome struct {
+	ID        string      `json:"id"`
+	Path      string      `json:"path"`
+	Code      result.Code `json:"code"`
+	Reason    string      `json:"reason"`
+	SizeBytes int64       `json:"size_bytes"`
+}
+
+// Result is a whole request's outcome.
+type Result struct {
+	DryRun    bool
+	Outcomes  []Outcome // one per requested id, in the request's order
+	OK        int       // how many ids were (or, in a dry run, would be) deleted
+	Reclaimed int64     // bytes deleted; 0 in a dry run
+}
+
+// FirstRefusal is the code of the first id that was not OK, or OK when
+// every id was.
+func (r Result) FirstRefusal() result.Code {
+	for _, o := range r.Outcomes {
+		if o.Code != result.OK {
+			return o.Code
+		}
+	}
+	return result.OK
+}
+
+// Run handles every id of q and returns the outcome of each. The only
+// error is a refusal of the request as a whole (ErrNoIDs, ErrTooMany);
+// refusals of single ids are in their Outcome.
+func (r *Reclaimer) Run(ctx context.Context, q Request) (Result, error) {
+	if len(q.IDs) == 0 {
+		return Result{}, ErrNoIDs
+	}
+	if len(q.IDs) > MaxIDs {
+		return Result{}, ErrTooMany
+	}
+	res := Result{DryRun: q.DryRun(), Outcomes: make([]Outcome, len(q.IDs))}
+	seen := map[string]bool{}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(q.IDs), Workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				res.Outcomes[i] = r.one(ctx, q.IDs[i], res.DryRun)
+			}
+		}()
+	}
+	for i, id := range q.IDs {
+		if seen[id] {
+			res.Outcomes[i] = Outcome{ID: Truncate(id, 64), Code: result.InvalidRequest, Reason: "this id appears twice in the request"}
+			continue
+		}
+		seen[id] = true
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	for _, o := range res.Outcomes {
+		if o.Code == result.OK {
+			res.OK++
+			if !res.DryRun {
+				res.Reclaimed += o.SizeBytes
+			}
+		}
+	}
+	return res, nil
+}
+
+// one handles one id: ticket, re-check, and in earnest intent, removal and
+// outcome record.
+func (r *Reclaimer) one(ctx context.Context, id string, dry bool) Outcome {
+	take := r.tickets.Take
+	if dry {
+		take = r.tickets.Peek
+	}
+	t, err := take(id)
+	if err != nil {
+		code, reason := result.Classify(err)
+		return Outcome{ID: Truncate(id, 64), Code: code, Reason: reason}
+	}
+	out := Outcome{ID: id, Path: filepath.Join(t.Root.Path(), filepath.FromSlash(t.Rel)), SizeBytes: t.Size}
+	kind, ok := r.o.Kinds[t.Kind]
+	if !ok {
+		out.Code, out.Reason = result.PolicyDenied, "this kind of target is disabled"
+		return out
+	}
+	g := jail.Guard{Want: t.ID, Markers: kind.Markers, MarkerDir: t.Project, Inside: kind.Inside, KeepFile: r.o.KeepFile}
+	if ctx.Err() != nil {
+		out.Code, out.Reason = result.OperationFailed, "cancelled before this id was handled"
+		return out
+	}
+	if dry {
+		return verify(t, g, out)
+	}
+	return r.remove(t, g, out)
+}
+
+// verify is a dry run's re-check of one find.
+func verify(t Ticket, g jail.Guard, out Outcome) Outcome {
+	p, d, err := t.Root.Verify(t.Rel, g)
+	if err != nil {
+		out.Code, out.Reason = result.Classify(err)
+		return out
+	}
+	p.Close()
+	d.Close()
+	out.Code, out.Reason = result.OK, "would be deleted (dry run)"
+	return out
+}
+
+// remove deletes one find, with the audit intent written (fail-closed)
+// after the re-check and before the first unlink, and the outcome after.
+func (r *Reclaimer) remove(t Ticket, g jail.Guard, out Outcome) Outcome {
+	var intent string
+	fields := map[string]any{"id": out.ID, "path": out.Path, "kind": t.Kind, "size_bytes": t.Size}
+	g.Intent = func() error {
+		var err error
+		intent, err = r.o.Audit.Intent("reclaim", fields)
+		return err
+	}
+	u, err := t.Root.RemoveTree(t.Rel, g)
+	code, reason := result.Classify(err)
+	if err == nil {
+		reason = "deleted"
+		out.SizeBytes = u.Bytes
+	}
+	if intent != "" {
+		rec := map[string]any{"id": out.ID, "path": out.Path, "removed_bytes": u.Bytes, "removed_files": u.Files, "reason": reason}
+		if aerr := r.o.Audit.Outcome(intent, "reclaim", code, rec); aerr != nil {
+			r.o.Logger.Error("audit outcome record failed", "id", out.ID)
+		}
+	}
+	out.Code, out.Reason = code, reason
+	return out
+}
+
+// Truncate shortens s to n bytes plus an ellipsis, so a client's long
+// value is echoed back bounded.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

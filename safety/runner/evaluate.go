@@ -1,0 +1,59 @@
+package runner
+
+import (
+	"strings"
+
+	"github.com/bastion-mcp/bastion/safety/command"
+	"github.com/bastion-mcp/bastion/safety/sandbox"
+)
+
+// Evaluation is the pipeline's judgement of a command line before
+// anything is opened, recorded or run.
+type Evaluation struct {
+	// Decision is the command policy's decision; its Argv is what would
+	// run (empty when the line does not parse).
+	Decision command.Decision
+	// Executable is the program Argv[0] resolves to on the scrubbed PATH,
+	// "" when the policy refused or nothing was found.
+	Executable string
+	// Err is why the line would not run: the policy's refusal, or the
+	// executable not found on the PATH (or named by a path). Nil when it
+	// would run (given a working directory inside the jail).
+	Err error
+	// policyErr is the policy's refusal alone; Run reports it before the
+	// working directory, and the resolution after.
+	policyErr error
+	// Env are the names of the variables the command would get, in order:
+	// PATH, HOME, LANG, TMPDIR, then the program's hardening variables
+	// (sandbox.ProgramEnv), the caches' and the operator's pass-through.
+	Env []string
+}
+
+// Allowed reports whether the line would run.
+func (e Evaluation) Allowed() bool { return e.Err == nil }
+
+// Evaluate judges line as Run would, without opening, recording or running
+// anything: the policy check, then the executable's resolution.
+func (r *Runner) Evaluate(line string) Evaluation {
+	d, err := r.o.Policy.Check(line)
+	ev := Evaluation{Decision: d, Err: err, policyErr: err, Env: []string{"PATH", "HOME", "LANG", "TMPDIR"}}
+	for _, kv := range r.env(d.Name) {
+		name, _, _ := strings.Cut(kv, "=")
+		ev.Env = append(ev.Env, name)
+	}
+	if err != nil {
+		return ev
+	}
+	ev.Executable, ev.Err = command.Resolve(d.Argv[0], r.o.Path)
+	if ev.Err != nil {
+		ev.Executable = ""
+	}
+	return ev
+}
+
+// env returns the extra variables of a run of the program named name:
+// its hardening variables, the caches' and the operator's pass-through
+// (hardening wins).
+func (r *Runner) env(name string) []string {
+	return sandbox.MergeEnv(append(sandbox.ProgramEnv(name), r.o.Caches.Env...), r.o.PassEnv)
+}

@@ -1,0 +1,210 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/redact"
+	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/sandbox"
+)
+
+// Request is one command to run.
+type Request struct {
+	// Line is the command line, judged by the command policy.
+	Line string
+	// Cwd is the working directory: relative to the jail root, or absolute
+	// inside it; "" is the jail root.
+	Cwd string
+}
+
+// Outcome is what Run did.
+type Outcome struct {
+	// Ran reports whether the command started. When it did not, Code and
+	// Reason say why (a refusal, the audit log, or a sandbox that could not
+	// start it) and Err is the error behind them.
+	Ran bool
+	// Code is OK when the command ran to its end within its limits (any
+	// exit status), OUTPUT_TRUNCATED when it did but its output was cut, and
+	// the refusal's or failure's code otherwise (TIMEOUT, RESOURCE_LIMIT...).
+	Code result.Code
+	// Reason is the client-safe sentence for Code.
+	Reason string
+	Err    error
+	// Argv is the argument vector that ran (as parsed, not redacted).
+	Argv []string
+	// ExitCode, Signal, Limit and Confinement are the sandbox's
+	// (sandbox.Outcome).
+	ExitCode    int
+	Signal      string
+	Limit       string
+	Confinement string
+	// Stdout and Stderr are the output, secrets redacted, each capped at
+	// MaxOutputBytes after redaction; Truncated reports a cut.
+	Stdout, Stderr []byte
+	Truncated      bool
+}
+
+// refusal is the Outcome of a request that ran nothing.
+func refusal(err error) Outcome {
+	code, reason := result.Classify(err)
+	return Outcome{Code: code, Reason: reason, Err: err}
+}
+
+// Run runs one command through the whole pipeline (see the package doc)
+// and returns its outcome. A refusal is an audit event; a command that was
+// allowed gets an intent record before it starts and an outcome record
+// after, and an intent that cannot be written runs nothing.
+func (r *Runner) Run(ctx context.Context, req Request) Outcome {
+	ev := r.Evaluate(req.Line)
+	if ev.policyErr != nil {
+		return r.refused(req.Line, ev.policyErr)
+	}
+	dir, dh, err := r.cwd(req.Cwd)
+	if err != nil {
+		return r.refused(req.Line, err)
+	}
+	defer dh.Close()
+	if ev.Err != nil {
+		return r.refused(req.Line, ev.Err)
+	}
+	argv := ev.Decision.Argv
+	intent, err := r.o.Audit.Intent(r.o.Action, map[string]any{"argv": r.redactArgv(argv), "cwd": dir,
+		"executable": ev.Executable, "rule": ev.Decision.Rule})
+	if err != nil {
+		return refusal(err)
+	}
+	stdout := r.o.Redact.NewCappedWriter(r.o.MaxOutputBytes)
+	stderr := r.o.Redact.NewCappedWriter(r.o.MaxOutputBytes)
+	outc, err := r.execute(ctx, sandbox.Spec{Path: ev.Executable, Argv: argv, Dir: dir,
+		Env: r.env(ev.Decision.Name), Stdout: stdout, Stderr: stderr})
+	stdout.Close()
+	stderr.Close()
+	return r.finish(intent, argv, outc, err, stdout, stderr)
+}
+
+// execute runs spec in the sandbox with a private HOME and TMPDIR, outside
+// the jail, used by no concurrent run and emptied before reuse: nothing one
+// run leaves there reaches the next.
+func (r *Runner) execute(ctx context.Context, spec sandbox.Spec) (sandbox.Outcome, error) {
+	var outc sandbox.Outcome
+	rd, err := r.takeRunDirs()
+	if err == nil {
+		s := r.spec(rd)
+		s.Path, s.Argv, s.Dir, s.Env, s.Stdout, s.Stderr = spec.Path, spec.Argv, spec.Dir, spec.Env, spec.Stdout, spec.Stderr
+		outc, err = sandbox.Run(ctx, s)
+	}
+	// The private directories are emptied, and the next command's helper
+	// prepared, once this answer is on its way: doing it now would compete
+	// with the outcome record's fsync and the reply. A command that comes
+	// sooner takes fresh directories.
+	r.after.Add(1)
+	time.AfterFunc(prepareDelay, func() {
+		defer r.after.Done()
+		if r.closed.Load() {
+			_ = os.RemoveAll(rd.dir)
+			return
+		}
+		r.recycle(rd)
+		r.prepare()
+	})
+	return outc, err
+}
+
+// finish writes the outcome record of a run whose intent was recorded and
+// builds its Outcome.
+func (r *Runner) finish(intent string, argv []string, outc sandbox.Outcome, err error, stdout, stderr *redact.CappedWriter) Outcome {
+	truncated := stdout.Truncated() || stderr.Truncated()
+	out := Outcome{Ran: outc.Duration > 0, // zero only when the child never started
+		Code: result.OK, Err: err, Argv: argv, ExitCode: outc.ExitCode, Signal: outc.Signal, Limit: outc.Limit,
+		Confinement: outc.Confinement, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Truncated: truncated}
+	switch {
+	case err != nil:
+		out.Code, out.Reason = result.Classify(err)
+	case truncated:
+		out.Code = result.OutputTruncated
+	}
+	fields := map[string]any{
+		"exit_code": outc.ExitCode, "duration_ms": outc.Duration.Milliseconds(),
+		"stdout_bytes": stdout.TotalIn(), "stderr_bytes": stderr.TotalIn(), "truncated": truncated,
+		"confinement": outc.Confinement, "redactions": stdout.Redactions() + stderr.Redactions(),
+	}
+	if outc.Signal != "" {
+		fields["signal"] = outc.Signal
+	}
+	if outc.Limit != "" {
+		fields["limit"] = outc.Limit
+	}
+	if aerr := r.o.Audit.Outcome(intent, r.o.Action, out.Code, fields); aerr != nil {
+		r.o.Logger.Error("audit outcome record failed", "intent", intent)
+	}
+	switch {
+	case !out.Ran:
+	case out.Code == result.OK && outc.Signal != "":
+		out.Reason = "the command ran and was ended by " + outc.Signal
+	case out.Code == result.OK:
+		out.Reason = fmt.Sprintf("the command ran and exited with status %d", outc.ExitCode)
+	case out.Code == result.OutputTruncated:
+		out.Reason = fmt.Sprintf("the command ran and exited with status %d; output was longer than %d bytes per stream "+
+			"(stdout %d, stderr %d bytes) and was cut after redaction: narrow the command (head, grep, -n) to see the rest",
+			outc.ExitCode, r.o.MaxOutputBytes, stdout.TotalIn(), stderr.TotalIn())
+	}
+	return out
+}
+
+// refused records a refusal as an audit event (it changes nothing, so a
+// failure to record it does not change the answer) and returns it.
+func (r *Runner) refused(line string, err error) Outcome {
+	out := refusal(err)
+	_ = r.o.Audit.Event(r.o.Action+".refused", map[string]any{"command": r.redactLine(line), "code": out.Code})
+	return out
+}
+
+// cwd resolves the requested working directory anchored in the jail and
+// returns its absolute path and the open directory (kept open during the
+// run). Escapes, symbolic links and mounts are PATH_ESCAPE.
+func (r *Runner) cwd(p string) (string, *jail.Dir, error) {
+	rel := "."
+	if p != "" {
+		var err error
+		if rel, err = r.o.Root.Clean(p); err != nil {
+			return "", nil, err
+		}
+	}
+	d, err := r.o.Root.OpenDir(rel)
+	if err != nil {
+		if result.CodeOf(err) == result.NotFound {
+			return "", nil, result.Wrap(result.NotFound, "the working directory does not exist in the jail (or is not a directory)", err)
+		}
+		return "", nil, err
+	}
+	if rel == "." {
+		return r.o.Root.Path(), d, nil
+	}
+	return filepath.Join(r.o.Root.Path(), filepath.FromSlash(rel)), d, nil
+}
+
+// redactArgv returns argv with secrets in any word replaced by markers, for
+// the audit log.
+func (r *Runner) redactArgv(argv []string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		b, _ := r.o.Redact.Redact([]byte(a))
+		out[i] = string(b)
+	}
+	return out
+}
+
+// redactLine returns line with secrets replaced by markers, cut at 1 KiB,
+// for the audit log.
+func (r *Runner) redactLine(line string) string {
+	b, _ := r.o.Redact.Redact([]byte(line))
+	if len(b) > 1024 {
+		b = append(b[:1024], "..."...)
+	}
+	return string(b)
+}

@@ -1,0 +1,242 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
+	"github.com/bastion-mcp/bastion/safety/sandbox"
+)
+
+func TestCwdDotDotEscapeIsRefused(t *testing.T) {
+	f := newFixture(t)
+	outside := filepath.Dir(f.jail)
+	for _, c := range []struct{ name, cwd string }{
+		{"dotdot", ".."}, {"dotdot-twice", "../.."}, {"dotdot-through-sub", "sub/../.."}, {"filesystem-root", "/"},
+		{"jail-parent", outside}, {"etc", "/etc"}, {"absolute-dotdot", f.jail + "/../x"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wantNothingRan(t, f.runIn("touch escaped.txt", c.cwd), "PATH_ESCAPE")
+		})
+	}
+	if exists(filepath.Join(outside, "escaped.txt")) {
+		t.Fatal("a file was created outside the jail")
+	}
+	// Inside, relative and absolute spellings work.
+	if err := os.Mkdir(filepath.Join(f.jail, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, cwd := range []string{"sub", "./sub/", filepath.Join(f.jail, "sub")} {
+		if out := f.runIn("pwd", cwd); out.Code != "OK" || string(out.Stdout) != filepath.Join(f.jail, "sub")+"\n" {
+			t.Fatalf("cwd %q: %+v", cwd, out)
+		}
+	}
+	wantNothingRan(t, f.runIn("pwd", "missing"), "NOT_FOUND")
+}
+
+func TestCwdSymlinkIsRefused(t *testing.T) {
+	f := newFixture(t)
+	outside := canon(t, t.TempDir())
+	if err := os.Symlink(outside, filepath.Join(f.jail, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(f.jail, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", filepath.Join(f.jail, "inner")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, cwd string }{
+		{"link-outside", "link"}, {"link-outside-slash", "link/"}, {"link-inside", "inner"},
+		{"link-inside-dot", "inner/."}, {"link-absolute", filepath.Join(f.jail, "link")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wantNothingRan(t, f.runIn("touch through-link.txt", c.cwd), "PATH_ESCAPE")
+		})
+	}
+	if exists(filepath.Join(outside, "through-link.txt")) {
+		t.Fatal("a file was created through the symlink")
+	}
+}
+
+// TestRefusalIsAnAuditEventInPipelineOrder checks that each refusal is
+// recorded as an event with the redacted line and no intent, and that the
+// policy is judged before the working directory, and the working directory
+// before the executable is looked up.
+func TestRefusalIsAnAuditEventInPipelineOrder(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.Policy.Allow = append(o.Policy.Allow, "no-such-program") })
+	for _, c := range []struct{ name, line, cwd, code string }{
+		{"policy before cwd", "rm -rf / AKIAQWERTYUIZXCV2345", "..", "POLICY_DENIED"},
+		{"cwd before executable", "no-such-program", "..", "PATH_ESCAPE"},
+		{"executable", "no-such-program", "", "NOT_FOUND"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := len(f.auditRecords(t))
+			wantNothingRan(t, f.runIn(c.line, c.cwd), c.code)
+			recs := f.auditRecords(t)
+			if len(recs) != before+1 {
+				t.Fatalf("want one audit record for the refusal, got %d", len(recs)-before)
+			}
+			last := recs[len(recs)-1]
+			b, _ := os.ReadFile(f.auditPath)
+			if last["kind"] == "intent" || !strings.Contains(string(b), "run_command.refused") || strings.Contains(string(b), "AKIA") {
+				t.Fatalf("refusal record: %v", last)
+			}
+		})
+	}
+}
+
+func TestSecretInOutputIsRedactedBeforeTruncation(t *testing.T) {
+	const limit = 32 << 10 // also the sandbox's read-chunk size
+	f := newFixture(t, func(o *Options) { o.MaxOutputBytes = limit })
+	key := "AKIAQWERTYUIZXCV2345"
+	// The key starts 8 bytes before the cap and the chunk boundary.
+	content := strings.Repeat("x", limit-9) + " " + key + " tail\n" + strings.Repeat("y", 1000)
+	write(t, filepath.Join(f.jail, "creds.log"), content)
+	out := f.run("cat creds.log")
+	if out.Code != "OUTPUT_TRUNCATED" || !out.Ran || !out.Truncated {
+		t.Fatalf("got %s: %.300s", out.Code, out.Reason)
+	}
+	if len(out.Stdout) != limit {
+		t.Fatalf("stdout is %d bytes, want the cap %d", len(out.Stdout), limit)
+	}
+	for _, part := range []string{"AKIAQW", "AKIA", "QWERTY", "ZXCV2345"} {
+		if strings.Contains(string(out.Stdout), part) || strings.Contains(out.Reason, part) {
+			t.Fatalf("the secret leaked (%q) in the outcome", part)
+		}
+	}
+	if !strings.HasSuffix(string(out.Stdout), " [REDACTE") { // 8 bytes of the marker fit
+		t.Fatalf("the output does not end in the cut marker: %q", out.Stdout[len(out.Stdout)-20:])
+	}
+	// And the audit log never holds it either.
+	b, _ := os.ReadFile(f.auditPath)
+	if strings.Contains(string(b), "AKIA") {
+		t.Fatal("the audit log holds the key")
+	}
+	// A secret in the argv is redacted in the audit record.
+	f.run("echo " + key)
+	b, _ = os.ReadFile(f.auditPath)
+	if strings.Contains(string(b), key) {
+		t.Fatal("the audit log holds the key from the argv")
+	}
+}
+
+// spawnerFixture allowlists the spawner (the test binary under another
+// name) on a private PATH; its directory is readable and executable.
+func spawnerFixture(t *testing.T, timeout time.Duration) *fixture {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	self = canon(t, self)
+	bin := canon(t, t.TempDir())
+	if err := os.Symlink(self, filepath.Join(bin, spawnerName)); err != nil {
+		t.Fatal(err)
+	}
+	return newFixture(t, func(o *Options) {
+		o.Policy.Allow = append(o.Policy.Allow, spawnerName, "sleep")
+		o.Path = []string{bin, "/usr/bin", "/bin"}
+		o.ReadPaths = append(append([]string{}, sandbox.DefaultReadPaths...), bin, filepath.Dir(self))
+		o.Timeout = timeout
+	})
+}
+
+func TestTimeoutKillsGrandchildren(t *testing.T) {
+	f := spawnerFixture(t, time.Second)
+	start := time.Now()
+	out := f.run(spawnerName)
+	if out.Code != "TIMEOUT" || !out.Ran || out.Confinement == "" {
+		t.Fatalf("got %s ran=%v: %s", out.Code, out.Ran, out.Reason)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Fatalf("the run took %s", el)
+	}
+	b, err := os.ReadFile(filepath.Join(f.jail, "spawn.pid"))
+	if err != nil {
+		t.Fatalf("the spawner did not start its grandchild: %v", err)
+	}
+	tok := string(b)
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		pids := mcpkittest.Carrying(tok)
+		if len(pids) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range pids {
+				unix.Kill(pid, unix.SIGKILL)
+			}
+			t.Fatalf("grandchild %v survived the timeout", pids)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The audit outcome says TIMEOUT.
+	recs := f.auditRecords(t)
+	last := recs[len(recs)-1]
+	if last["kind"] != "outcome" || last["code"] != "TIMEOUT" {
+		t.Fatalf("last audit record: %v", last)
+	}
+}
+
+func TestAuditFailClosedRunsNothing(t *testing.T) {
+	f := newFixture(t)
+	if out := f.run("touch before.txt"); out.Code != "OK" || !exists(filepath.Join(f.jail, "before.txt")) {
+		t.Fatalf("before: %+v", out)
+	}
+	if err := unix.Mount(f.auditDir, f.auditDir, "", unix.MS_BIND, ""); err != nil {
+		t.Fatalf("bind mount: %v (tests run as root)", err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(f.auditDir, 0); err != nil {
+			unix.Unmount(f.auditDir, unix.MNT_DETACH)
+		}
+	})
+	if err := unix.Mount("", f.auditDir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+		t.Fatalf("remount read-only: %v", err)
+	}
+	wantNothingRan(t, f.run("touch after.txt"), "AUDIT_UNAVAILABLE")
+	if exists(filepath.Join(f.jail, "after.txt")) {
+		t.Fatal("the command ran without an intent record")
+	}
+	// The evaluation records nothing and still answers.
+	if ev := f.r.Evaluate("touch after.txt"); !ev.Allowed() {
+		t.Fatalf("evaluate: %+v", ev)
+	}
+}
+
+func TestRunCannotLeaveFilesInHomeForTheNextRun(t *testing.T) {
+	f := newFixture(t)
+	// A used pair returns to the pool shortly after the answer.
+	pooled := func() {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); len(f.r.spare) == 0; time.Sleep(2 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the private directories never returned to the pool")
+			}
+		}
+	}
+	f.run("pwd")
+	pooled()
+	runs := f.runPairs()
+	if len(runs) != 1 {
+		t.Fatalf("want one pooled private directory, got %v", runs)
+	}
+	home := filepath.Join(f.r.runsDir, runs[0], "home")
+	if out := f.run("touch " + filepath.Join(home, ".planted")); out.ExitCode != 0 || !out.Ran {
+		t.Fatalf("a run cannot write its own HOME: %+v", out)
+	}
+	pooled()
+	if out := f.run("ls -a " + home); out.ExitCode != 0 || strings.Contains(string(out.Stdout), ".planted") {
+		t.Fatalf("the next run sees what the last one left in HOME: %+v", out)
+	}
+	f.r.Close()
+	if left, _ := os.ReadDir(filepath.Join(f.state, "terminald", "runs")); len(left) != 0 {
+		t.Fatalf("Close left private directories behind: %v", left)
+	}
+}
