@@ -71,6 +71,7 @@ const Instructions = "organizerd tidies one workspace folder by moving files int
 func (s *Server) MCP() *server.MCPServer {
 	m := mcpkit.NewServer("organizerd", s.o.Version, Instructions)
 	m.AddTools(s.Tools()...)
+	mcpkit.AddPrompts(m, Prompts()...)
 	if s.o.Radar != nil && s.o.Radar.Engine != nil {
 		roots := []*jail.Root{s.o.Root}
 		m.AddTools(mcpkit.ContextSummaryTool(roots, s.o.Radar.Engine, s.log))

@@ -96,6 +96,7 @@ const Instructions = "sweepd finds regenerable developer directories (node_modul
 func (s *Server) MCP() *server.MCPServer {
 	m := mcpkit.NewServer("sweepd", s.version, Instructions)
 	m.AddTools(s.Tools()...)
+	mcpkit.AddPrompts(m, Prompts()...)
 	mcpkit.RegisterFileContext(m, s.roots, s.radar, s.log)
 	return m
 }

@@ -70,6 +70,7 @@ const Instructions = "terminald runs single commands without a shell inside one 
 func (s *Server) MCP() *server.MCPServer {
 	m := mcpkit.NewServer("terminald", s.o.Version, Instructions)
 	m.AddTools(s.Tools()...)
+	mcpkit.AddPrompts(m, Prompts()...)
 	if eng, ok := s.o.Radar.(*risk.Engine); ok && eng != nil {
 		mcpkit.RegisterFileContext(m, []*jail.Root{s.o.Root}, eng, s.o.Logger)
 	}
