@@ -9,7 +9,7 @@ BIN      := $(CURDIR)/bin
 PKGS     := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 NODE_OK  := $(shell test -x scripts/clients/node_modules/.bin/node && scripts/clients/node_modules/.bin/node -e 'process.exit(parseInt(process.versions.node) < 22 ? 1 : 0)' 2>/dev/null && echo yes)
 
-.PHONY: all build test fmt-check vet unit integration install-proof tidy-check tidy policy-docs policy-check demo clients clients-setup clients-if-node bench cross clean
+.PHONY: all build test dist dist-check fmt-check vet unit integration install-proof tidy-check tidy policy-docs policy-check demo clients clients-setup clients-if-node bench cross clean
 
 all: build
 
@@ -19,7 +19,7 @@ build:
 	@echo "built: $(addprefix bin/,$(SERVERS))"
 
 ## test: everything CI runs. No test may SKIP on Linux.
-test: fmt-check vet policy-check tidy-check unit integration demo install-proof cross clients-if-node
+test: fmt-check vet policy-check tidy-check unit integration demo install-proof dist-check clients-if-node
 
 fmt-check:
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -103,6 +103,27 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./safety/audit/
 	$(GO) test -run '^$$' -bench 'RunTrue|ExecTrue' -benchtime 200x ./safety/sandbox/
 	$(GO) test -run '^$$' -bench . ./safety/redact/
+
+## dist: the release artifacts of VERSION (vX.Y.Z) in dist/: an archive per server and platform,
+## an MCP bundle per server, registry/<server>/server.json, SHA256SUMS (scripts/democlient/cmd/dist).
+dist:
+	@[ -n "$(VERSION)" ] || { echo "usage: make dist VERSION=vX.Y.Z"; exit 2; }
+	rm -rf dist
+	$(GO) run ./scripts/democlient/cmd/dist -version $(VERSION) -out dist
+	@echo "dist: $$(ls dist | wc -l) entries in dist/; SHA256SUMS lists the release assets"
+
+## dist-check: dist built twice is the same bytes; the bundles pass mcpb validate/info/pack and
+## start from their own mcp_config under the TypeScript SDK client (Node 22; see clients-if-node).
+DIST_CHECK_VERSION := v0.0.0-check
+dist-check:
+	@t=$$(mktemp -d); trap 'rm -rf "$$t"' EXIT; \
+	for run in a b; do SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 1700000000) \
+	  $(GO) run ./scripts/democlient/cmd/dist -version $(DIST_CHECK_VERSION) -out $$t/$$run; done; \
+	if ! diff -r $$t/a $$t/b >/dev/null; then echo "dist-check: two builds of the same tree differ:"; diff -r $$t/a $$t/b | head; exit 1; fi; \
+	echo "dist-check: two builds, $$(find $$t/a -type f | wc -l) files, byte-identical"; \
+	if [ "$(NODE_OK)" = yes ]; then PATH="$(CURDIR)/scripts/clients/node_modules/.bin:$$PATH" node scripts/clients/bundles.mjs "$(CURDIR)" $$t/a $(DIST_CHECK_VERSION); \
+	elif [ -n "$${CI:-}" ]; then echo "dist-check: Node 22 missing under CI (run make clients-setup)"; exit 1; \
+	else echo "dist-check: bundle checks SKIPPED (no Node 22; run make clients-setup to enable)"; fi
 
 ## cross: the servers build for macOS and Windows (portable fallbacks; see docs/guarantees.md).
 cross:

@@ -70,3 +70,23 @@ for s in "${servers[@]}"; do
   run git push origin "$s/$version"
 done
 echo "4. check: GOWORK=off go install github.com/bastion-mcp/bastion/<server>@$version from outside the repository"
+echo "5. release artifacts (reproducible: a second make dist gives the same bytes)"
+run make dist VERSION="$version"
+echo "6. upload to the GitHub release $version (tag $version on the same commit), in this order:"
+run git tag -a "$version" -m "Bastion $version (release assets)"
+run git push origin "$version"
+echo "   a. SHA256SUMS first, so whoever downloads early can check what follows"
+echo "      dist/SHA256SUMS"
+echo "   b. the MCP bundles (one click in a desktop client)"
+for s in "${servers[@]}"; do echo "      dist/${s}_${version}.mcpb"; done
+echo "   c. the archives"
+for s in "${servers[@]}"; do
+  for p in linux_amd64.tar.gz linux_arm64.tar.gz darwin_amd64.tar.gz darwin_arm64.tar.gz windows_amd64.zip; do
+    echo "      dist/${s}_${version}_$p"
+  done
+done
+echo "7. MCP registry: publish each dist/registry/<server>/server.json (its package URL and SHA-256 name the uploaded bundle)"
+for s in "${servers[@]}"; do echo "      dist/registry/$s/server.json"; done
+if [ $apply = 1 ]; then
+  echo "steps 6 and 7 are uploads to GitHub and the registry: done by a maintainer with those rights (gh release upload, mcp-publisher); nothing above uploads them"
+fi

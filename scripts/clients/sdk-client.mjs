@@ -12,7 +12,7 @@ const [bin, policy] = process.argv.slice(2);
 const name = bin.split("/").pop();
 const secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
 const codes = new Set(["OK", "POLICY_DENIED", "INVALID_REQUEST", "PATH_ESCAPE", "NOT_FOUND", "STALE",
-  "NEEDS_EXPLICIT_REQUEST", "TIMEOUT", "OUTPUT_TRUNCATED", "OPERATION_FAILED", "AUDIT_UNAVAILABLE", "INTERNAL_ERROR"]);
+  "NEEDS_EXPLICIT_REQUEST", "TIMEOUT", "LIMIT_EXCEEDED", "OUTPUT_TRUNCATED", "OPERATION_FAILED", "AUDIT_UNAVAILABLE", "INTERNAL_ERROR"]);
 // Harmless arguments: read-only calls, dry runs, or ids that do not exist.
 const harmless = {
   list_targets: {}, scan: {}, reclaim: { ids: ["f-000000000000000000000000"] },
