@@ -35,7 +35,8 @@ type CLI struct {
 	// ArgsHint completes the refusal of a stray positional argument.
 	ArgsHint string
 	// TakesArgs lets positional arguments through to Args instead of
-	// refusing them (sweepd takes its roots so).
+	// refusing them (sweepd takes its roots so). They are paths:
+	// --print-client-config makes them absolute.
 	TakesArgs bool
 	// Args are the positional arguments, when TakesArgs is set.
 	Args []string
@@ -114,6 +115,9 @@ func (c *CLI) Parse(args []string, stdout, stderr io.Writer) (code int, done boo
 		return 0, true
 	}
 	if c.printClient != "" {
+		if c.FS.NArg() > 0 && !c.TakesArgs {
+			return config.Exit(stderr, config.Fatalf("unexpected argument %q%s", c.FS.Arg(0), c.ArgsHint)), true
+		}
 		return RunPrintClientConfig(c.Name, c.printClient, c.FS, stdout, stderr), true
 	}
 	if c.ConfigPath == "" && os.Getenv(config.EnvPolicyFile) == "" {

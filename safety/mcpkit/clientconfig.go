@@ -89,6 +89,12 @@ func LaunchFromFlags(server string, fs *flag.FlagSet) (Launch, error) {
 			l.Args = append(l.Args, "--"+f.Name, v)
 		}
 	})
+	for _, a := range fs.Args() { // positional arguments are paths (CLI.TakesArgs)
+		if err == nil {
+			a, err = absPath(a)
+			l.Args = append(l.Args, a)
+		}
+	}
 	if err != nil {
 		return l, err
 	}

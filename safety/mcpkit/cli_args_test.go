@@ -2,6 +2,8 @@ package mcpkit
 
 import (
 	"io"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bastion-mcp/bastion/safety/config"
@@ -45,5 +47,25 @@ func TestStrayArgumentRefusedUnlessTakesArgs(t *testing.T) {
 	cli.TakesArgs = true
 	if _, done := cli.Parse([]string{"--log-level", "warn", "a", "b"}, io.Discard, io.Discard); done || len(cli.Args) != 2 || cli.Args[1] != "b" {
 		t.Fatalf("TakesArgs: done %v, Args %q", done, cli.Args)
+	}
+}
+
+// TestPrintClientConfigCarriesPositionalPaths: a server that takes paths as
+// arguments gets them, absolute, in the client snippet; one that does not
+// refuses them rather than dropping them silently.
+func TestPrintClientConfigCarriesPositionalPaths(t *testing.T) {
+	var out strings.Builder
+	cli := NewCLI("x", "1", "test", "", io.Discard)
+	cli.TakesArgs = true
+	if code, done := cli.Parse([]string{"--print-client-config", "claude-code", "rel/dir"}, &out, io.Discard); !done || code != 0 {
+		t.Fatalf("print-client-config: done %v code %d", done, code)
+	}
+	abs, _ := filepath.Abs("rel/dir")
+	if !strings.Contains(out.String(), abs) {
+		t.Fatalf("the snippet does not carry %s: %s", abs, out.String())
+	}
+	cli = NewCLI("x", "1", "test", "", io.Discard)
+	if code, done := cli.Parse([]string{"--print-client-config", "claude-code", "rel/dir"}, io.Discard, io.Discard); !done || code == 0 {
+		t.Fatalf("a server without positional arguments printed a snippet (code %d)", code)
 	}
 }
