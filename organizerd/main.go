@@ -78,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer alog.Close()
 	engine, err := risk.NewEngine(risk.Options{RuleFiles: pol.Radar.RuleFiles, ScanBytes: pol.Radar.ScanBytes, Patterns: pol.Redaction.Extras(), Logger: logger})
 	if err != nil {
-		return config.Exit(stderr, config.Fatalf("risk radar: %s", result.Reason(err)))
+		return config.Exit(stderr, config.Fatalf("[radar] %s", result.Reason(err)))
 	}
 	j, recovered, err := journal.Open(jpath, root, journal.Options{Logger: logger})
 	if err != nil {

@@ -53,6 +53,18 @@ func TestBinaryRefusesJournalInsideWorkspace(t *testing.T) {
 	}
 }
 
+// TestBinaryRefusesBrokenRadarRuleFile: a [radar] rule file that does not
+// parse refuses the start, in the shape every server gives it.
+func TestBinaryRefusesBrokenRadarRuleFile(t *testing.T) {
+	radar, ruleFile := mcpkittest.BrokenRadarRules(t)
+	pol := filepath.Join(t.TempDir(), "policy.toml")
+	if err := os.WriteFile(pol, []byte(radar), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(cleanEnv(t), "BASTION_WORKSPACE_ROOT="+t.TempDir())
+	mcpkittest.WantRadarRefusal(t, mcpkittest.Run(t, bin, env, "--config", pol), ruleFile)
+}
+
 func TestBinaryVersionAndHelp(t *testing.T) {
 	if code, out, _ := runBin(t, cleanEnv(t), "--version"); code != 0 || !strings.HasPrefix(out, "organizerd ") {
 		t.Fatalf("%d %q", code, out)

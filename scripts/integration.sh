@@ -56,3 +56,22 @@ XDG_STATE_HOME="$tmp/state" "$BIN/sweepd" check --root "$tmp/code" | grep -q '^o
 if XDG_STATE_HOME="$tmp/state" "$BIN/sweepd" check --root "$tmp/nope" >"$tmp/chk" 2>&1; then fail "check passed a missing root"; fi
 grep -q '^error: sweep root .* does not exist' "$tmp/chk" || fail "check message: $(cat "$tmp/chk")"
 echo "integration: stdio, client config, check ok"
+
+# policies/policy.example.toml works as shipped against the demo sandbox its
+# header says how to make: in a copy of the repository's layout, run the
+# header's command from the root, then every server's check must pass with
+# every path it resolves (roots, audit logs, journal) inside that sandbox.
+repo="$tmp/repo"; mkdir -p "$repo/scripts"
+cp -r "$here/policies" "$repo/"; cp "$here/scripts/make_demo_sandbox.sh" "$repo/scripts/"
+example="$repo/policies/policy.example.toml"
+make_cmd=$(sed -n 's/^#   \(scripts\/make_demo_sandbox\.sh [^ ]*\)$/\1/p' "$example")
+[ -n "$make_cmd" ] || fail "policy.example.toml's header does not give the make_demo_sandbox.sh command"
+sandbox=$(cd "$repo" && bash $make_cmd) || fail "$make_cmd failed"
+for s in sweepd terminald organizerd; do
+  env -i PATH="$PATH" HOME="$tmp/home" XDG_STATE_HOME="$tmp/state" "$BIN/$s" check --config "$example" >"$tmp/chk" 2>&1 ||
+    fail "$s check --config policies/policy.example.toml on the demo sandbox: $(cat "$tmp/chk")"
+  outside=$(awk -v sb="$sandbox/" '$2 ~ /^\// && index($2, sb) != 1 {print}' "$tmp/chk")
+  [ -z "$outside" ] || fail "$s: policy.example.toml resolves paths outside the demo sandbox $sandbox: $outside"
+  grep -q "^ok: $s would start" "$tmp/chk" || fail "$s check: $(cat "$tmp/chk")"
+done
+echo "integration: policy.example.toml against the demo sandbox ok"

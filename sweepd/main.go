@@ -78,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer alog.Close()
 	radar, err := risk.NewEngine(risk.Options{RuleFiles: pol.Radar.RuleFiles, ScanBytes: pol.Radar.ScanBytes, Patterns: pol.Redaction.Extras(), Logger: logger})
 	if err != nil {
-		return config.Exit(stderr, config.Fatalf("[radar]: %s", result.Reason(err)))
+		return config.Exit(stderr, config.Fatalf("[radar] %s", result.Reason(err)))
 	}
 	srv, err := sweep.New(sweep.Options{Radar: radar, Roots: opened, Disable: pol.Sweep.Disable, TicketTTL: pol.Sweep.TTL(),
 		MaxFinds: pol.Sweep.MaxFinds, Audit: alog, Logger: logger, Version: version})

@@ -68,6 +68,17 @@ func TestBinaryRefusesAuditLogInsideRoot(t *testing.T) {
 	wantFatal(t, runBin(t, env, "--root", root), "audit")
 }
 
+// TestBinaryRefusesBrokenRadarRuleFile: a [radar] rule file that does not
+// parse refuses the start, in the shape every server gives it.
+func TestBinaryRefusesBrokenRadarRuleFile(t *testing.T) {
+	radar, ruleFile := mcpkittest.BrokenRadarRules(t)
+	pol := filepath.Join(t.TempDir(), "policy.toml")
+	if err := os.WriteFile(pol, []byte(radar), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mcpkittest.WantRadarRefusal(t, runBin(t, cleanEnv(t), "--config", pol, "--root", t.TempDir()), ruleFile)
+}
+
 func TestBinaryVersion(t *testing.T) {
 	r := runBin(t, cleanEnv(t), "--version")
 	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "sweepd ") || strings.Count(r.Stdout, "\n") != 1 {

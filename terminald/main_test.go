@@ -106,6 +106,13 @@ func TestBinaryRefusesStateInsideJail(t *testing.T) {
 	wantFatal(t, runBin(t, cleanEnv(t, "BASTION_AUDIT_LOG="+filepath.Join(jail, "audit.jsonl")), "--config", policy(t, jail, allow)), "audit")
 }
 
+// TestBinaryRefusesBrokenRadarRuleFile: a [radar] rule file that does not
+// parse refuses the start, in the shape every server gives it.
+func TestBinaryRefusesBrokenRadarRuleFile(t *testing.T) {
+	radar, ruleFile := mcpkittest.BrokenRadarRules(t)
+	mcpkittest.WantRadarRefusal(t, runBin(t, cleanEnv(t), "--config", policy(t, t.TempDir(), allow+radar)), ruleFile)
+}
+
 func TestBinaryVersionAndHelp(t *testing.T) {
 	r := runBin(t, cleanEnv(t), "--version")
 	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "terminald ") {

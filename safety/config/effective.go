@@ -110,16 +110,24 @@ func (e *Effective) sweepd(s Sweep, extra []string) []string {
 	return roots
 }
 
+// oneRoot checks the one root of a server whose setting key
+// ("section.field") holds root and whose environment variable is env: an
+// error when it is unset, else it is recorded and checked (checkRoot) and
+// returned as the server's roots.
+func (e *Effective) oneRoot(what, key, env, root string) []string {
+	if root == "" {
+		section, field, _ := strings.Cut(key, ".")
+		e.Errorf("no %s: set [%s] %s or %s", what, section, field, env)
+		return nil
+	}
+	e.set(key, "%s", root)
+	e.checkRoot(what, root)
+	return []string{root}
+}
+
 // terminald checks terminald's section and returns its root, the jail.
 func (e *Effective) terminald(t Terminal) []string {
-	var roots []string
-	if t.JailRoot == "" {
-		e.Errorf("no jail root: set [terminal] jail_root or %s", EnvJailRoot)
-	} else {
-		roots = []string{t.JailRoot}
-		e.set("terminal.jail_root", "%s", t.JailRoot)
-		e.checkRoot("jail root", t.JailRoot)
-	}
+	roots := e.oneRoot("jail root", "terminal.jail_root", EnvJailRoot, t.JailRoot)
 	e.terminal(t, e.set)
 	if t.State.Dir != "" && t.JailRoot != "" && IsWithin(t.State.Dir, t.JailRoot) {
 		e.Errorf("terminal.state.dir %s lies inside the jail root %s", t.State.Dir, t.JailRoot)
@@ -130,14 +138,7 @@ func (e *Effective) terminald(t Terminal) []string {
 // organizerd checks organizerd's section and returns its root, the
 // workspace.
 func (e *Effective) organizerd(o Organizer) []string {
-	var roots []string
-	if o.WorkspaceRoot == "" {
-		e.Errorf("no workspace root: set [organizer] workspace_root or %s", EnvWorkspaceRoot)
-	} else {
-		roots = []string{o.WorkspaceRoot}
-		e.set("organizer.workspace_root", "%s", o.WorkspaceRoot)
-		e.checkRoot("workspace root", o.WorkspaceRoot)
-	}
+	roots := e.oneRoot("workspace root", "organizer.workspace_root", EnvWorkspaceRoot, o.WorkspaceRoot)
 	keys := make([]string, 0, len(o.Categories))
 	for k := range o.Categories {
 		keys = append(keys, k)

@@ -13,6 +13,7 @@ import (
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 // fixture is a root with node projects, a reclaimer over it, and its audit log.
@@ -45,22 +46,12 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func write(t *testing.T, p, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // find makes project/node_modules and issues a ticket of kind for it, as a
 // scan would.
 func (f *fixture) find(t *testing.T, project, kind string) string {
 	t.Helper()
-	write(t, filepath.Join(f.dir, project, "package.json"), "{}")
-	write(t, filepath.Join(f.dir, project, "node_modules", "left-pad", "index.js"), "module.exports = 1")
+	testfs.Write(t, filepath.Join(f.dir, project, "package.json"), "{}")
+	testfs.Write(t, filepath.Join(f.dir, project, "node_modules", "left-pad", "index.js"), "module.exports = 1")
 	rel := project + "/node_modules"
 	d, err := f.root.OpenDir(rel)
 	if err != nil {
@@ -146,7 +137,7 @@ func TestRunRefusesPerIdAndKeepsTheRequestOrder(t *testing.T) {
 	good := f.find(t, "good", "node_modules")
 	disabled := f.find(t, "off", "cargo")
 	kept := f.find(t, "kept", "node_modules")
-	write(t, filepath.Join(f.dir, "kept", ".bastion-keep"), "")
+	testfs.Write(t, filepath.Join(f.dir, "kept", ".bastion-keep"), "")
 	unknown := "f-0123456789abcdef01234567"
 	res, err := f.r.Run(context.Background(), Request{IDs: []string{unknown, good, disabled, good, kept, "nonsense"}, Confirm: ptr("delete")})
 	if err != nil {

@@ -401,7 +401,7 @@ func CleanRel(rel string) (string, error) {
 	}
 	c := path.Clean(rel)
 	if c == ".." || strings.HasPrefix(c, "../") {
-		return "", result.New(result.PathEscape, "the path leaves the root")
+		return "", jail.ErrEscape
 	}
 	return c, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/result"
 )
 
@@ -295,4 +296,17 @@ func TestMissingFileIsNotFound(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 	_ = os.ErrNotExist
+}
+
+// TestCleanRelRefusesAClimbWithTheJailSentinel pins that a path climbing out
+// of the root is refused with jail.ErrEscape itself, so errors.Is matches by
+// identity and not by a copy of its code and wording.
+func TestCleanRelRefusesAClimbWithTheJailSentinel(t *testing.T) {
+	for _, rel := range []string{"..", "../x", "a/../../b"} {
+		t.Run(rel, func(t *testing.T) {
+			if _, err := CleanRel(rel); !errors.Is(err, jail.ErrEscape) {
+				t.Fatalf("CleanRel(%q) = %v, want jail.ErrEscape", rel, err)
+			}
+		})
+	}
 }

@@ -14,7 +14,7 @@ import (
 // and nothing is recorded, prepared or written.
 func TestEvaluateJudgesLikeRunAndTouchesNothing(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.Policy.Allow = append(o.Policy.Allow, "no-such-program") })
-	before := len(f.auditRecords(t))
+	before := len(f.AuditRecords(t))
 	for _, c := range []struct{ name, line, code, rule string }{
 		{"allowed", "touch explained.txt", "OK", ""},
 		{"denied", "rm -rf /", "POLICY_DENIED", ""},
@@ -34,10 +34,10 @@ func TestEvaluateJudgesLikeRunAndTouchesNothing(t *testing.T) {
 			}
 		})
 	}
-	if ents, _ := os.ReadDir(f.jail); len(ents) != 0 {
+	if ents, _ := os.ReadDir(f.Jail); len(ents) != 0 {
 		t.Fatalf("Evaluate changed the jail: %v", ents)
 	}
-	if n := len(f.auditRecords(t)); n != before {
+	if n := len(f.AuditRecords(t)); n != before {
 		t.Fatalf("Evaluate wrote %d audit records", n-before)
 	}
 	if runs := f.runPairs(); len(runs) != 0 {

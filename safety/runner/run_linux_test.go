@@ -10,29 +10,31 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
+	"github.com/bastion-mcp/bastion/safety/runner/runnertest"
 	"github.com/bastion-mcp/bastion/safety/sandbox"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 func TestCwdDotDotEscapeIsRefused(t *testing.T) {
 	f := newFixture(t)
-	outside := filepath.Dir(f.jail)
+	outside := filepath.Dir(f.Jail)
 	for _, c := range []struct{ name, cwd string }{
 		{"dotdot", ".."}, {"dotdot-twice", "../.."}, {"dotdot-through-sub", "sub/../.."}, {"filesystem-root", "/"},
-		{"jail-parent", outside}, {"etc", "/etc"}, {"absolute-dotdot", f.jail + "/../x"},
+		{"jail-parent", outside}, {"etc", "/etc"}, {"absolute-dotdot", f.Jail + "/../x"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			wantNothingRan(t, f.runIn("touch escaped.txt", c.cwd), "PATH_ESCAPE")
 		})
 	}
-	if exists(filepath.Join(outside, "escaped.txt")) {
+	if testfs.Exists(filepath.Join(outside, "escaped.txt")) {
 		t.Fatal("a file was created outside the jail")
 	}
 	// Inside, relative and absolute spellings work.
-	if err := os.Mkdir(filepath.Join(f.jail, "sub"), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(f.Jail, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, cwd := range []string{"sub", "./sub/", filepath.Join(f.jail, "sub")} {
-		if out := f.runIn("pwd", cwd); out.Code != "OK" || string(out.Stdout) != filepath.Join(f.jail, "sub")+"\n" {
+	for _, cwd := range []string{"sub", "./sub/", filepath.Join(f.Jail, "sub")} {
+		if out := f.runIn("pwd", cwd); out.Code != "OK" || string(out.Stdout) != filepath.Join(f.Jail, "sub")+"\n" {
 			t.Fatalf("cwd %q: %+v", cwd, out)
 		}
 	}
@@ -41,25 +43,25 @@ func TestCwdDotDotEscapeIsRefused(t *testing.T) {
 
 func TestCwdSymlinkIsRefused(t *testing.T) {
 	f := newFixture(t)
-	outside := canon(t, t.TempDir())
-	if err := os.Symlink(outside, filepath.Join(f.jail, "link")); err != nil {
+	outside := runnertest.Canon(t, t.TempDir())
+	if err := os.Symlink(outside, filepath.Join(f.Jail, "link")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(filepath.Join(f.jail, "real"), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(f.Jail, "real"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("real", filepath.Join(f.jail, "inner")); err != nil {
+	if err := os.Symlink("real", filepath.Join(f.Jail, "inner")); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ name, cwd string }{
 		{"link-outside", "link"}, {"link-outside-slash", "link/"}, {"link-inside", "inner"},
-		{"link-inside-dot", "inner/."}, {"link-absolute", filepath.Join(f.jail, "link")},
+		{"link-inside-dot", "inner/."}, {"link-absolute", filepath.Join(f.Jail, "link")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			wantNothingRan(t, f.runIn("touch through-link.txt", c.cwd), "PATH_ESCAPE")
 		})
 	}
-	if exists(filepath.Join(outside, "through-link.txt")) {
+	if testfs.Exists(filepath.Join(outside, "through-link.txt")) {
 		t.Fatal("a file was created through the symlink")
 	}
 }
@@ -76,14 +78,14 @@ func TestRefusalIsAnAuditEventInPipelineOrder(t *testing.T) {
 		{"executable", "no-such-program", "", "NOT_FOUND"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			before := len(f.auditRecords(t))
+			before := len(f.AuditRecords(t))
 			wantNothingRan(t, f.runIn(c.line, c.cwd), c.code)
-			recs := f.auditRecords(t)
+			recs := f.AuditRecords(t)
 			if len(recs) != before+1 {
 				t.Fatalf("want one audit record for the refusal, got %d", len(recs)-before)
 			}
 			last := recs[len(recs)-1]
-			b, _ := os.ReadFile(f.auditPath)
+			b, _ := os.ReadFile(f.AuditPath)
 			if last["kind"] == "intent" || !strings.Contains(string(b), "run_command.refused") || strings.Contains(string(b), "AKIA") {
 				t.Fatalf("refusal record: %v", last)
 			}
@@ -97,7 +99,7 @@ func TestSecretInOutputIsRedactedBeforeTruncation(t *testing.T) {
 	key := "AKIAQWERTYUIZXCV2345"
 	// The key starts 8 bytes before the cap and the chunk boundary.
 	content := strings.Repeat("x", limit-9) + " " + key + " tail\n" + strings.Repeat("y", 1000)
-	write(t, filepath.Join(f.jail, "creds.log"), content)
+	testfs.Write(t, filepath.Join(f.Jail, "creds.log"), content)
 	out := f.run("cat creds.log")
 	if out.Code != "OUTPUT_TRUNCATED" || !out.Ran || !out.Truncated {
 		t.Fatalf("got %s: %.300s", out.Code, out.Reason)
@@ -114,13 +116,13 @@ func TestSecretInOutputIsRedactedBeforeTruncation(t *testing.T) {
 		t.Fatalf("the output does not end in the cut marker: %q", out.Stdout[len(out.Stdout)-20:])
 	}
 	// And the audit log never holds it either.
-	b, _ := os.ReadFile(f.auditPath)
+	b, _ := os.ReadFile(f.AuditPath)
 	if strings.Contains(string(b), "AKIA") {
 		t.Fatal("the audit log holds the key")
 	}
 	// A secret in the argv is redacted in the audit record.
 	f.run("echo " + key)
-	b, _ = os.ReadFile(f.auditPath)
+	b, _ = os.ReadFile(f.AuditPath)
 	if strings.Contains(string(b), key) {
 		t.Fatal("the audit log holds the key from the argv")
 	}
@@ -134,8 +136,8 @@ func spawnerFixture(t *testing.T, timeout time.Duration) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	self = canon(t, self)
-	bin := canon(t, t.TempDir())
+	self = runnertest.Canon(t, self)
+	bin := runnertest.Canon(t, t.TempDir())
 	if err := os.Symlink(self, filepath.Join(bin, spawnerName)); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +159,7 @@ func TestTimeoutKillsGrandchildren(t *testing.T) {
 	if el := time.Since(start); el > 10*time.Second {
 		t.Fatalf("the run took %s", el)
 	}
-	b, err := os.ReadFile(filepath.Join(f.jail, "spawn.pid"))
+	b, err := os.ReadFile(filepath.Join(f.Jail, "spawn.pid"))
 	if err != nil {
 		t.Fatalf("the spawner did not start its grandchild: %v", err)
 	}
@@ -177,7 +179,7 @@ func TestTimeoutKillsGrandchildren(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	// The audit outcome says TIMEOUT.
-	recs := f.auditRecords(t)
+	recs := f.AuditRecords(t)
 	last := recs[len(recs)-1]
 	if last["kind"] != "outcome" || last["code"] != "TIMEOUT" {
 		t.Fatalf("last audit record: %v", last)
@@ -186,22 +188,22 @@ func TestTimeoutKillsGrandchildren(t *testing.T) {
 
 func TestAuditFailClosedRunsNothing(t *testing.T) {
 	f := newFixture(t)
-	if out := f.run("touch before.txt"); out.Code != "OK" || !exists(filepath.Join(f.jail, "before.txt")) {
+	if out := f.run("touch before.txt"); out.Code != "OK" || !testfs.Exists(filepath.Join(f.Jail, "before.txt")) {
 		t.Fatalf("before: %+v", out)
 	}
-	if err := unix.Mount(f.auditDir, f.auditDir, "", unix.MS_BIND, ""); err != nil {
+	if err := unix.Mount(f.AuditDir, f.AuditDir, "", unix.MS_BIND, ""); err != nil {
 		t.Fatalf("bind mount: %v (tests run as root)", err)
 	}
 	t.Cleanup(func() {
-		if err := unix.Unmount(f.auditDir, 0); err != nil {
-			unix.Unmount(f.auditDir, unix.MNT_DETACH)
+		if err := unix.Unmount(f.AuditDir, 0); err != nil {
+			unix.Unmount(f.AuditDir, unix.MNT_DETACH)
 		}
 	})
-	if err := unix.Mount("", f.auditDir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+	if err := unix.Mount("", f.AuditDir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
 		t.Fatalf("remount read-only: %v", err)
 	}
 	wantNothingRan(t, f.run("touch after.txt"), "AUDIT_UNAVAILABLE")
-	if exists(filepath.Join(f.jail, "after.txt")) {
+	if testfs.Exists(filepath.Join(f.Jail, "after.txt")) {
 		t.Fatal("the command ran without an intent record")
 	}
 	// The evaluation records nothing and still answers.
@@ -236,7 +238,7 @@ func TestRunCannotLeaveFilesInHomeForTheNextRun(t *testing.T) {
 		t.Fatalf("the next run sees what the last one left in HOME: %+v", out)
 	}
 	f.r.Close()
-	if left, _ := os.ReadDir(filepath.Join(f.state, "terminald", "runs")); len(left) != 0 {
+	if left, _ := os.ReadDir(filepath.Join(f.State, "terminald", "runs")); len(left) != 0 {
 		t.Fatalf("Close left private directories behind: %v", left)
 	}
 }

@@ -438,10 +438,7 @@ func commandMessage(s *Spec, cfg *helperConfig, env []string) (msg []byte, relea
 	dfd := jfd
 	if run.DirRel != "." {
 		if dfd, err = openBeneath(jfd, run.DirRel, unix.O_PATH); err != nil {
-			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-				return fail(result.Wrap(result.NotFound, "the working directory does not exist in the jail (or is not a directory)", err))
-			}
-			return fail(result.Wrap(result.PathEscape, "the working directory cannot be reached inside the jail without a symbolic link, .. or a mount", err))
+			return fail(cwdError(err))
 		}
 		fds = append(fds, dfd)
 	}
@@ -453,6 +450,25 @@ func commandMessage(s *Spec, cfg *helperConfig, env []string) (msg []byte, relea
 		return fail(invalid("the command is too large to hand to the sandbox"))
 	}
 	return msg, release, nil
+}
+
+// The refusals of a working directory the helper could not open.
+var (
+	errNoCwd = result.New(result.NotFound,
+		"the working directory does not exist in the jail (or is not a directory)")
+	errCwdEscape = result.New(result.PathEscape,
+		"the working directory cannot be reached inside the jail without a symbolic link, .. or a mount")
+)
+
+// cwdError turns openBeneath's error for the working directory into a
+// refusal: what result's errno table calls NOT_FOUND (ENOENT, ENOTDIR) is
+// errNoCwd; anything else (ELOOP, EXDEV, EAGAIN from a racing rename) is
+// errCwdEscape.
+func cwdError(err error) error {
+	if result.CodeOf(err) == result.NotFound {
+		return errNoCwd.Wrap(err)
+	}
+	return errCwdEscape.Wrap(err)
 }
 
 // awaitSetup waits for w's answer to its static instructions. The helper's

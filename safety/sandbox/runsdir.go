@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bastion-mcp/bastion/safety/ids"
+	"github.com/bastion-mcp/bastion/safety/internal/fsx"
 	"github.com/bastion-mcp/bastion/safety/result"
 )
 
@@ -21,8 +22,8 @@ const runsLock = ".lock"
 // release removes the claimed directory and drops the lock.
 //
 // It refuses (INTERNAL_ERROR) only when base or the claimed directory
-// cannot be created or locked. Off Linux, without flock, it claims a
-// directory and removes nothing (see lockFile).
+// cannot be created or locked. Where fsx cannot lock (no flock), it claims
+// a directory and removes nothing (see lockFile).
 func ClaimRunsDir(base string) (dir string, release func(), err error) {
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return "", nil, result.Wrap(result.InternalError, "the state directory's runs/ cannot be created", err)
@@ -43,7 +44,7 @@ func ClaimRunsDir(base string) (dir string, release func(), err error) {
 		return "", nil, result.Wrap(result.InternalError, "the server's runs directory cannot be created", err)
 	}
 	unlock, ok := lockFile(filepath.Join(dir, runsLock))
-	if !ok && lockSupported {
+	if !ok && fsx.CanLock {
 		_ = os.RemoveAll(dir)
 		return "", nil, result.New(result.InternalError, "the server's runs directory cannot be locked")
 	}
@@ -53,4 +54,25 @@ func ClaimRunsDir(base string) (dir string, release func(), err error) {
 			unlock()
 		}
 	}, nil
+}
+
+// lockFile takes the exclusive flock on path (creating it) without waiting,
+// and reports whether it got it. The lock lives as long as the returned
+// unlock has not been called: a process that dies drops it. Where fsx
+// cannot lock (fsx.CanLock is false) it never reports a lock free, so
+// ClaimRunsDir removes no other server's directory (abandoned ones stay
+// until removed by hand) and its own claim is not locked.
+func lockFile(path string) (unlock func(), ok bool) {
+	if !fsx.CanLock {
+		return nil, false
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, false
+	}
+	if fsx.TryLock(f) != nil {
+		f.Close()
+		return nil, false
+	}
+	return func() { f.Close() }, true
 }

@@ -721,21 +721,32 @@ func drain(w io.Writer, r *os.File, done chan<- struct{}) {
 	}
 }
 
-// startError turns a failed start into a client-safe error.
+// The refusals of a command that could not be started.
+var (
+	errNoExecutable = result.New(result.NotFound, "the executable or the working directory does not exist")
+	errExecDenied   = result.New(result.OperationFailed,
+		"the executable could not be started: permission denied (under Landlock only files beneath the "+
+			"read-only system paths may be executed, never files in the jail, HOME or TMPDIR)")
+	errStart = result.New(result.OperationFailed, "the command could not be started")
+)
+
+// startError turns a failed start into a client-safe error. An OS error is
+// classified by result's errno table: what it calls NOT_FOUND is
+// errNoExecutable, a permission error is errExecDenied (with the Landlock
+// hint), and anything else is errStart, worded by the table where the
+// table's code is errStart's.
 func startError(err error) error {
 	var re *result.Error
 	if errors.As(err, &re) {
 		return err
 	}
 	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return result.Wrap(result.NotFound, "the executable or the working directory does not exist", err)
+	case result.CodeOf(err) == result.NotFound:
+		return errNoExecutable.Wrap(err)
 	case errors.Is(err, os.ErrPermission):
-		return result.Wrap(result.OperationFailed,
-			"the executable could not be started: permission denied (under Landlock only files beneath the "+
-				"read-only system paths may be executed, never files in the jail, HOME or TMPDIR)", err)
+		return errExecDenied.Wrap(err)
 	}
-	return result.Wrap(result.OperationFailed, "the command could not be started", err)
+	return errStart.FromOS(err)
 }
 
 // proc is a process to start, as os/exec would describe it. The package

@@ -15,6 +15,7 @@ import (
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 // env is one sweepd server with a real root, a real audit log, a directory
@@ -233,17 +234,6 @@ func paths(s scanOut) []string {
 	return out
 }
 
-// write creates a file (and its parents) with content.
-func write(t *testing.T, p, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func mkdir(t *testing.T, p string) {
 	t.Helper()
 	if err := os.MkdirAll(p, 0o755); err != nil {
@@ -254,11 +244,11 @@ func mkdir(t *testing.T, p string) {
 // nodeProject creates dir/package.json and dir/node_modules with a few files.
 func nodeProject(t *testing.T, dir string) string {
 	t.Helper()
-	write(t, filepath.Join(dir, "package.json"), `{"name":"p"}`)
+	testfs.Write(t, filepath.Join(dir, "package.json"), `{"name":"p"}`)
 	nm := filepath.Join(dir, "node_modules")
-	write(t, filepath.Join(nm, "left-pad", "index.js"), "module.exports = 1\n")
-	write(t, filepath.Join(nm, "left-pad", "package.json"), `{"name":"left-pad"}`)
-	write(t, filepath.Join(nm, ".bin", "tool"), "#!/bin/sh\n")
+	testfs.Write(t, filepath.Join(nm, "left-pad", "index.js"), "module.exports = 1\n")
+	testfs.Write(t, filepath.Join(nm, "left-pad", "package.json"), `{"name":"left-pad"}`)
+	testfs.Write(t, filepath.Join(nm, ".bin", "tool"), "#!/bin/sh\n")
 	return nm
 }
 
@@ -275,7 +265,7 @@ func canaryTree(t *testing.T, dir string) func() {
 		"sub/deeper/more/z.txt": "zzz",
 	}
 	for name, content := range files {
-		write(t, filepath.Join(dir, name), content)
+		testfs.Write(t, filepath.Join(dir, name), content)
 	}
 	return func() {
 		t.Helper()

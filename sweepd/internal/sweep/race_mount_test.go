@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 // TestRacingSwapAdversaryNeverEscapes races reclaim against a goroutine
@@ -101,14 +103,14 @@ func TestMountInsideRootIsNotCrossed(t *testing.T) {
 	nodeProject(t, filepath.Join(mnt, "proj"))
 	// A tmpfs mounted at the artifact directory itself.
 	atNM := filepath.Join(e.root, "proj", "node_modules")
-	write(t, filepath.Join(e.root, "proj", "package.json"), "{}")
+	testfs.Write(t, filepath.Join(e.root, "proj", "package.json"), "{}")
 	mountTmpfs(t, atNM)
-	write(t, filepath.Join(atNM, "on-the-mount.js"), "x")
+	testfs.Write(t, filepath.Join(atNM, "on-the-mount.js"), "x")
 	// A bind mount of an outside canary at an artifact.
 	canary := filepath.Join(e.outside, "canary")
 	check := canaryTree(t, canary)
 	bound := filepath.Join(e.root, "bound", "node_modules")
-	write(t, filepath.Join(e.root, "bound", "package.json"), "{}")
+	testfs.Write(t, filepath.Join(e.root, "bound", "package.json"), "{}")
 	mkdir(t, bound)
 	if err := unix.Mount(canary, bound, "", unix.MS_BIND, ""); err != nil {
 		t.Fatal(err)
@@ -140,7 +142,7 @@ func TestMountInsideRootIsNotCrossed(t *testing.T) {
 	s = e.scanOK(nil)
 	fa, fb, fc := findAt(t, s, a), findAt(t, s, b), findAt(t, s, c)
 	mountTmpfs(t, a)
-	write(t, filepath.Join(a, "tmpfs-file"), "on the tmpfs")
+	testfs.Write(t, filepath.Join(a, "tmpfs-file"), "on the tmpfs")
 	if err := unix.Mount(canary, b, "", unix.MS_BIND, ""); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bastion-mcp/bastion/safety/audit"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 // scanOne scans the project dir (relative to the root) and returns the id
@@ -193,7 +194,7 @@ func TestReclaimRefusesDirectoryReplacedByAnotherDirectory(t *testing.T) {
 	if err := os.Rename(nm, filepath.Join(e.root, "proj", "old_modules")); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(nm, "my-work.txt"), "the user's new files")
+	testfs.Write(t, filepath.Join(nm, "my-work.txt"), "the user's new files")
 	r, d := e.reclaim(map[string]any{"ids": []string{f.ID}, "confirm": "delete"})
 	wantCode(t, r, "STALE")
 	if o := oneOutcome(t, d); o.Code != "STALE" {
@@ -224,7 +225,7 @@ func TestReclaimRefusesWhenMarkerRemovedAfterScan(t *testing.T) {
 		},
 		"replaced-by-symlink": func(t *testing.T, marker, outside string) {
 			os.Remove(marker)
-			write(t, filepath.Join(outside, "package.json"), "{}")
+			testfs.Write(t, filepath.Join(outside, "package.json"), "{}")
 			if err := os.Symlink(filepath.Join(outside, "package.json"), marker); err != nil {
 				t.Fatal(err)
 			}
@@ -262,7 +263,7 @@ func TestReclaimDoesNotFollowLinksInsideTheFind(t *testing.T) {
 		t.Fatal(err)
 	}
 	hard := filepath.Join(e.root, "hardlink-source.txt")
-	write(t, hard, "shared inode")
+	testfs.Write(t, hard, "shared inode")
 	if err := os.Link(hard, filepath.Join(nm, "hard.txt")); err != nil {
 		t.Fatal(err)
 	}
@@ -281,11 +282,11 @@ func TestReclaimDoesNotFollowLinksInsideTheFind(t *testing.T) {
 func TestKeepFileMakesFindListedButNeverReclaimable(t *testing.T) {
 	e := newEnv(t)
 	inArtifact := nodeProject(t, filepath.Join(e.root, "a"))
-	write(t, filepath.Join(inArtifact, KeepFile), "")
+	testfs.Write(t, filepath.Join(inArtifact, KeepFile), "")
 	inProject := nodeProject(t, filepath.Join(e.root, "b"))
-	write(t, filepath.Join(e.root, "b", KeepFile), "")
+	testfs.Write(t, filepath.Join(e.root, "b", KeepFile), "")
 	inAncestor := nodeProject(t, filepath.Join(e.root, "anc", "deep", "c"))
-	write(t, filepath.Join(e.root, "anc", KeepFile), "")
+	testfs.Write(t, filepath.Join(e.root, "anc", KeepFile), "")
 	free := nodeProject(t, filepath.Join(e.root, "d"))
 	later := nodeProject(t, filepath.Join(e.root, "e"))
 
@@ -308,7 +309,7 @@ func TestKeepFileMakesFindListedButNeverReclaimable(t *testing.T) {
 		t.Fatal("scan below an ancestor's keep file reports keep=false")
 	}
 	// A keep file that appears after the scan protects too.
-	write(t, filepath.Join(later, KeepFile), "")
+	testfs.Write(t, filepath.Join(later, KeepFile), "")
 	ids = append(ids, findAt(t, s, later).ID, findAt(t, s, free).ID)
 
 	for _, c := range []struct{ name, confirm string }{{"dry run", ""}, {"delete", "delete"}} {
@@ -366,7 +367,7 @@ func TestUnknownUsedAndExpiredIdsAreRefusedPerId(t *testing.T) {
 	mustExist(t, filepath.Join(other.root, "x", "node_modules"))
 
 	// Used.
-	write(t, filepath.Join(one, "recreated.js"), "npm install ran again")
+	testfs.Write(t, filepath.Join(one, "recreated.js"), "npm install ran again")
 	r, d = e.reclaim(map[string]any{"ids": []string{id1}, "confirm": "delete"})
 	wantCode(t, r, "STALE")
 	if o := oneOutcome(t, d); !strings.Contains(o.Reason, "already used") {

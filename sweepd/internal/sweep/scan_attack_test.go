@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 // noFindUnder fails if any find lies at or beneath dir.
@@ -175,7 +176,7 @@ func TestSymlinkToADirectoryInsideTheRootIsNotFollowedEither(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A symlinked artifact directory beside a real marker.
-	write(t, filepath.Join(e.root, "b", "package.json"), "{}")
+	testfs.Write(t, filepath.Join(e.root, "b", "package.json"), "{}")
 	if err := os.Symlink(filepath.Join(e.root, "a", "node_modules"), filepath.Join(e.root, "b", "node_modules")); err != nil {
 		t.Fatal(err)
 	}
@@ -197,26 +198,26 @@ func TestScanOfAFileOrMissingPathIsRefused(t *testing.T) {
 
 func TestTargetWithoutMarkerIsNotAFind(t *testing.T) {
 	e := newEnv(t)
-	write(t, filepath.Join(e.root, "bare", "target", "debug", "app"), "binary")
-	write(t, filepath.Join(e.root, "bare", "README.md"), "no marker here")
+	testfs.Write(t, filepath.Join(e.root, "bare", "target", "debug", "app"), "binary")
+	testfs.Write(t, filepath.Join(e.root, "bare", "README.md"), "no marker here")
 	// Markers that are not regular files do not count.
 	mkdir(t, filepath.Join(e.root, "dirmarker", "Cargo.toml"))
-	write(t, filepath.Join(e.root, "dirmarker", "target", "x"), "x")
-	write(t, filepath.Join(e.outside, "Cargo.toml"), "[package]")
+	testfs.Write(t, filepath.Join(e.root, "dirmarker", "target", "x"), "x")
+	testfs.Write(t, filepath.Join(e.outside, "Cargo.toml"), "[package]")
 	mkdir(t, filepath.Join(e.root, "linkmarker"))
 	if err := os.Symlink(filepath.Join(e.outside, "Cargo.toml"), filepath.Join(e.root, "linkmarker", "Cargo.toml")); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(e.root, "linkmarker", "target", "x"), "x")
+	testfs.Write(t, filepath.Join(e.root, "linkmarker", "target", "x"), "x")
 	// A marker one level up is not beside the directory.
-	write(t, filepath.Join(e.root, "up", "Cargo.toml"), "[package]")
-	write(t, filepath.Join(e.root, "up", "sub", "target", "x"), "x")
+	testfs.Write(t, filepath.Join(e.root, "up", "Cargo.toml"), "[package]")
+	testfs.Write(t, filepath.Join(e.root, "up", "sub", "target", "x"), "x")
 	// node_modules without package.json.
-	write(t, filepath.Join(e.root, "loose", "node_modules", "x", "index.js"), "x")
+	testfs.Write(t, filepath.Join(e.root, "loose", "node_modules", "x", "index.js"), "x")
 	// The real ones.
 	for dir, marker := range map[string]string{"rust": "Cargo.toml", "mvn": "pom.xml", "scala": "build.sbt"} {
-		write(t, filepath.Join(e.root, dir, marker), "m")
-		write(t, filepath.Join(e.root, dir, "target", "out"), "o")
+		testfs.Write(t, filepath.Join(e.root, dir, marker), "m")
+		testfs.Write(t, filepath.Join(e.root, dir, "target", "out"), "o")
 	}
 	s := e.scanOK(nil)
 	for _, d := range []string{"bare", "dirmarker", "linkmarker", "loose", "up/sub"} {
@@ -234,20 +235,20 @@ func TestTargetWithoutMarkerIsNotAFind(t *testing.T) {
 
 func TestVenvNeedsPyvenvCfg(t *testing.T) {
 	e := newEnv(t)
-	write(t, filepath.Join(e.root, "nocfg", ".venv", "lib", "site.py"), "x")
-	write(t, filepath.Join(e.root, "dircfg", ".venv", "lib", "site.py"), "x")
+	testfs.Write(t, filepath.Join(e.root, "nocfg", ".venv", "lib", "site.py"), "x")
+	testfs.Write(t, filepath.Join(e.root, "dircfg", ".venv", "lib", "site.py"), "x")
 	mkdir(t, filepath.Join(e.root, "dircfg", ".venv", "pyvenv.cfg"))
-	write(t, filepath.Join(e.outside, "pyvenv.cfg"), "home = /usr/bin")
-	write(t, filepath.Join(e.root, "linkcfg", "venv", "lib", "site.py"), "x")
+	testfs.Write(t, filepath.Join(e.outside, "pyvenv.cfg"), "home = /usr/bin")
+	testfs.Write(t, filepath.Join(e.root, "linkcfg", "venv", "lib", "site.py"), "x")
 	if err := os.Symlink(filepath.Join(e.outside, "pyvenv.cfg"), filepath.Join(e.root, "linkcfg", "venv", "pyvenv.cfg")); err != nil {
 		t.Fatal(err)
 	}
 	// A user's own directory called venv with a config beside it, not inside.
-	write(t, filepath.Join(e.root, "beside", "pyvenv.cfg"), "home = /usr/bin")
-	write(t, filepath.Join(e.root, "beside", "venv", "notes.txt"), "mine")
-	write(t, filepath.Join(e.root, "real", ".venv", "pyvenv.cfg"), "home = /usr/bin")
-	write(t, filepath.Join(e.root, "real", ".venv", "lib", "site.py"), "x")
-	write(t, filepath.Join(e.root, "real2", "venv", "pyvenv.cfg"), "home = /usr/bin")
+	testfs.Write(t, filepath.Join(e.root, "beside", "pyvenv.cfg"), "home = /usr/bin")
+	testfs.Write(t, filepath.Join(e.root, "beside", "venv", "notes.txt"), "mine")
+	testfs.Write(t, filepath.Join(e.root, "real", ".venv", "pyvenv.cfg"), "home = /usr/bin")
+	testfs.Write(t, filepath.Join(e.root, "real", ".venv", "lib", "site.py"), "x")
+	testfs.Write(t, filepath.Join(e.root, "real2", "venv", "pyvenv.cfg"), "home = /usr/bin")
 	s := e.scanOK(nil)
 	for _, d := range []string{"nocfg", "dircfg", "linkcfg", "beside"} {
 		noFindUnder(t, s, filepath.Join(e.root, d))
@@ -278,12 +279,12 @@ func TestEveryCatalogKindIsFound(t *testing.T) {
 		for i, dir := range tg.Dirs {
 			proj := filepath.Join(e.root, tg.Kind+"-"+string(rune('a'+i)))
 			if len(tg.Markers) > 0 {
-				write(t, filepath.Join(proj, markerFile(tg.Markers[0])), "marker")
+				testfs.Write(t, filepath.Join(proj, markerFile(tg.Markers[0])), "marker")
 			}
 			art := filepath.Join(proj, filepath.FromSlash(dir))
-			write(t, filepath.Join(art, "artifact.bin"), strings.Repeat("a", 100))
+			testfs.Write(t, filepath.Join(art, "artifact.bin"), strings.Repeat("a", 100))
 			for _, in := range tg.Inside {
-				write(t, filepath.Join(art, in), "home = /usr/bin")
+				testfs.Write(t, filepath.Join(art, in), "home = /usr/bin")
 			}
 			wants[art] = want{tg.Kind, tg.Ecosystem, tg.Regenerate}
 		}
@@ -317,8 +318,8 @@ func TestEveryCatalogKindIsFound(t *testing.T) {
 func TestScanOnlyFiltersByKindAndEcosystem(t *testing.T) {
 	e := newEnv(t)
 	nodeProject(t, filepath.Join(e.root, "js"))
-	write(t, filepath.Join(e.root, "rs", "Cargo.toml"), "[package]")
-	write(t, filepath.Join(e.root, "rs", "target", "x"), "x")
+	testfs.Write(t, filepath.Join(e.root, "rs", "Cargo.toml"), "[package]")
+	testfs.Write(t, filepath.Join(e.root, "rs", "target", "x"), "x")
 	s := e.scanOK(map[string]any{"only": []string{"rust"}})
 	if len(s.Finds) != 1 || s.Finds[0].Kind != "cargo" {
 		t.Fatalf("only rust: %v", paths(s))
@@ -334,11 +335,11 @@ func TestScanNeverDescendsIntoFinds(t *testing.T) {
 	nm := nodeProject(t, filepath.Join(e.root, "proj"))
 	nodeProject(t, filepath.Join(nm, "inner"))
 	nodeProject(t, filepath.Join(nm, "inner", "node_modules", "deeper"))
-	write(t, filepath.Join(nm, "py", "x.py"), "print(1)")
-	write(t, filepath.Join(nm, "py", "__pycache__", "x.pyc"), "c")
-	write(t, filepath.Join(e.root, "rs", "Cargo.toml"), "[package]")
-	write(t, filepath.Join(e.root, "rs", "target", "Cargo.toml"), "[package]")
-	write(t, filepath.Join(e.root, "rs", "target", "target", "x"), "x")
+	testfs.Write(t, filepath.Join(nm, "py", "x.py"), "print(1)")
+	testfs.Write(t, filepath.Join(nm, "py", "__pycache__", "x.pyc"), "c")
+	testfs.Write(t, filepath.Join(e.root, "rs", "Cargo.toml"), "[package]")
+	testfs.Write(t, filepath.Join(e.root, "rs", "target", "Cargo.toml"), "[package]")
+	testfs.Write(t, filepath.Join(e.root, "rs", "target", "target", "x"), "x")
 	s := e.scanOK(nil)
 	if len(s.Finds) != 2 {
 		t.Fatalf("want proj/node_modules and rs/target only, got %v", paths(s))
@@ -365,7 +366,7 @@ func TestScanResultIsBoundedAndTruncated(t *testing.T) {
 	e := newEnv(t, withMaxFinds(5))
 	for i := 1; i <= 8; i++ {
 		nm := nodeProject(t, filepath.Join(e.root, "p"+string(rune('0'+i))))
-		write(t, filepath.Join(nm, "blob"), strings.Repeat("b", i*64*1024))
+		testfs.Write(t, filepath.Join(nm, "blob"), strings.Repeat("b", i*64*1024))
 	}
 	s := e.scanOK(nil)
 	if len(s.Finds) != 5 || !s.Truncated || s.Count != 8 {
@@ -442,7 +443,7 @@ func TestFindDirectlyUnderTheRootAndTheRootItselfIsNeverAFind(t *testing.T) {
 	e := newEnv(t)
 	// The root itself is a project; its node_modules is a find, the root never is.
 	nm := nodeProject(t, e.root)
-	write(t, filepath.Join(e.root, "Cargo.toml"), "[package]")
+	testfs.Write(t, filepath.Join(e.root, "Cargo.toml"), "[package]")
 	s := e.scanOK(map[string]any{"path": e.root})
 	if len(s.Finds) != 1 || s.Finds[0].Path != nm {
 		t.Fatalf("finds %v", paths(s))

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bastion-mcp/bastion/safety/runner/runnertest"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 func TestQuotedSemicolonRunsAndPrintsLiteral(t *testing.T) {
@@ -22,7 +25,7 @@ func TestQuotedSemicolonRunsAndPrintsLiteral(t *testing.T) {
 	for _, line := range []string{"echo a;b", "echo a | cat", "echo a && touch x", "echo $(id)", "echo a > f", "ls *"} {
 		wantNothingRan(t, e.run(t, line), "POLICY_DENIED")
 	}
-	if exists(filepath.Join(e.jail, "x")) || exists(filepath.Join(e.jail, "f")) {
+	if testfs.Exists(filepath.Join(e.Jail, "x")) || testfs.Exists(filepath.Join(e.Jail, "f")) {
 		t.Fatal("a refused line created a file")
 	}
 }
@@ -37,11 +40,11 @@ func TestNonZeroExitIsStillOK(t *testing.T) {
 
 func TestRmRfRootIsDenied(t *testing.T) {
 	e := newEnv(t)
-	write(t, filepath.Join(e.jail, "keep.txt"), "keep")
+	testfs.Write(t, filepath.Join(e.Jail, "keep.txt"), "keep")
 	for _, line := range []string{"rm -rf /", "rm -rf .", "rm -rf --no-preserve-root /", "/bin/rm -rf /", "./rm -rf /", "sudo rm -rf /", "env rm -rf /", "xargs rm -rf"} {
 		wantNothingRan(t, e.run(t, line), "POLICY_DENIED")
 	}
-	if !exists(filepath.Join(e.jail, "keep.txt")) {
+	if !testfs.Exists(filepath.Join(e.Jail, "keep.txt")) {
 		t.Fatal("keep.txt is gone")
 	}
 }
@@ -62,11 +65,11 @@ func TestGitAliasBangIsDeniedThroughServer(t *testing.T) {
 	}
 	// An alias planted in the repository's own configuration is an unknown
 	// subcommand: refused before git starts.
-	cfg := filepath.Join(e.jail, ".git", "config")
+	cfg := filepath.Join(e.Jail, ".git", "config")
 	b, _ := os.ReadFile(cfg)
-	write(t, cfg, string(b)+"[alias]\n\tx = !touch pwned\n")
+	testfs.Write(t, cfg, string(b)+"[alias]\n\tx = !touch pwned\n")
 	wantNothingRan(t, e.run(t, "git x"), "POLICY_DENIED")
-	if exists(filepath.Join(e.jail, "pwned")) {
+	if testfs.Exists(filepath.Join(e.Jail, "pwned")) {
 		t.Fatal("an alias ran")
 	}
 }
@@ -79,24 +82,24 @@ func TestRepoFsmonitorHookDoesNotRun(t *testing.T) {
 	if r := e.run(t, "git init -q"); r.exit() != 0 {
 		t.Fatalf("git init: %s", r.text)
 	}
-	cfg := filepath.Join(e.jail, ".git", "config")
+	cfg := filepath.Join(e.Jail, ".git", "config")
 	b, _ := os.ReadFile(cfg)
-	write(t, cfg, string(b)+"[core]\n\tfsmonitor = touch pwned-fsmonitor\n[credential]\n\thelper = !touch pwned-cred\n")
-	write(t, filepath.Join(e.jail, "a.txt"), "a")
+	testfs.Write(t, cfg, string(b)+"[core]\n\tfsmonitor = touch pwned-fsmonitor\n[credential]\n\thelper = !touch pwned-cred\n")
+	testfs.Write(t, filepath.Join(e.Jail, "a.txt"), "a")
 	r := e.run(t, "git status")
 	if r.Code != "OK" || r.exit() != 0 {
 		t.Fatalf("git status: %s", r.text)
 	}
-	if exists(filepath.Join(e.jail, "pwned-fsmonitor")) {
+	if testfs.Exists(filepath.Join(e.Jail, "pwned-fsmonitor")) {
 		t.Fatal("the repository's fsmonitor hook ran through terminald")
 	}
 	// Control: the same repository makes plain git run the hook, so the
 	// check above is live.
 	c := exec.Command("git", "status")
-	c.Dir = e.jail
+	c.Dir = e.Jail
 	c.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, "GIT_CONFIG_NOSYSTEM=1")
 	_ = c.Run()
-	if !exists(filepath.Join(e.jail, "pwned-fsmonitor")) {
+	if !testfs.Exists(filepath.Join(e.Jail, "pwned-fsmonitor")) {
 		t.Fatal("control: plain git did not run the planted fsmonitor hook; the test proves nothing")
 	}
 }
@@ -110,25 +113,25 @@ func TestGitHooksDoNotRun(t *testing.T) {
 	}
 	// A hook made executable by someone outside the sandbox, pointing at a
 	// system program that would leave a trace.
-	hook := filepath.Join(e.jail, ".git", "hooks", "pre-commit")
-	write(t, hook, "#!/bin/sh\ntouch pwned-hook\n")
+	hook := filepath.Join(e.Jail, ".git", "hooks", "pre-commit")
+	testfs.Write(t, hook, "#!/bin/sh\ntouch pwned-hook\n")
 	if err := os.Chmod(hook, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(e.jail, "a.txt"), "a")
+	testfs.Write(t, filepath.Join(e.Jail, "a.txt"), "a")
 	e.run(t, "git add a.txt")
 	if r := e.run(t, "git commit -q -m x"); r.exit() != 0 {
 		t.Fatalf("git commit did not succeed, so no hook was due: %s", r.text)
 	}
-	if exists(filepath.Join(e.jail, "pwned-hook")) {
+	if testfs.Exists(filepath.Join(e.Jail, "pwned-hook")) {
 		t.Fatal("a repository hook ran")
 	}
 }
 
 func TestAllowedProgramCannotWriteOutsideJail(t *testing.T) {
 	e := newEnv(t)
-	outside := canon(t, t.TempDir())
-	write(t, filepath.Join(e.jail, "src.txt"), "data")
+	outside := runnertest.Canon(t, t.TempDir())
+	testfs.Write(t, filepath.Join(e.Jail, "src.txt"), "data")
 	for _, line := range []string{
 		"touch " + filepath.Join(outside, "touched"),
 		"mkdir " + filepath.Join(outside, "made"),
@@ -142,26 +145,26 @@ func TestAllowedProgramCannotWriteOutsideJail(t *testing.T) {
 		}
 	}
 	ents, _ := os.ReadDir(outside)
-	if len(ents) != 0 || exists(filepath.Join(os.TempDir(), "bastion-outside-"+filepath.Base(outside))) {
+	if len(ents) != 0 || testfs.Exists(filepath.Join(os.TempDir(), "bastion-outside-"+filepath.Base(outside))) {
 		t.Fatalf("files appeared outside the jail: %v", ents)
 	}
-	if !exists(filepath.Join(e.jail, "src.txt")) {
+	if !testfs.Exists(filepath.Join(e.Jail, "src.txt")) {
 		t.Fatal("mv moved the file out of the jail")
 	}
 }
 
 func TestCannotReadHomeOrOtherTmpDir(t *testing.T) {
 	e := newEnv(t)
-	other := canon(t, t.TempDir())
+	other := runnertest.Canon(t, t.TempDir())
 	secret := filepath.Join(other, "notes.txt")
-	write(t, secret, "canary-8d1f2c\n")
+	testfs.Write(t, secret, "canary-8d1f2c\n")
 	for _, line := range []string{"cat " + secret, "ls " + other, "head " + secret, "grep -r canary " + other, "cp " + secret + " stolen.txt"} {
 		r := e.run(t, line)
 		if r.Code != "OK" || r.exit() == 0 || strings.Contains(r.text, "canary-8d1f2c") {
 			t.Fatalf("%q: %s", line, r.text)
 		}
 	}
-	if exists(filepath.Join(e.jail, "stolen.txt")) {
+	if testfs.Exists(filepath.Join(e.Jail, "stolen.txt")) {
 		t.Fatal("the file was copied into the jail")
 	}
 	// HOME is private: not the server's home.
@@ -176,18 +179,18 @@ func TestCannotReadHomeOrOtherTmpDir(t *testing.T) {
 
 func TestExplainNeverRuns(t *testing.T) {
 	e := newEnv(t)
-	before := len(e.auditRecords(t))
+	before := len(e.AuditRecords(t))
 	for _, line := range []string{"touch explained.txt", "mkdir explained-dir", "cp a explained-copy", "git init explained-repo", "tar -cf explained.tar ."} {
 		r := e.explain(t, line)
 		if r.Code != "OK" || r.str("decision") != "allow" || !strings.HasPrefix(r.str("executable"), "/") {
 			t.Fatalf("%q: %s", line, r.text)
 		}
 	}
-	ents, _ := os.ReadDir(e.jail)
+	ents, _ := os.ReadDir(e.Jail)
 	if len(ents) != 0 {
 		t.Fatalf("explain_command changed the jail: %v", ents)
 	}
-	if n := len(e.auditRecords(t)); n != before {
+	if n := len(e.AuditRecords(t)); n != before {
 		t.Fatalf("explain_command wrote %d audit records", n-before)
 	}
 	if runs := runPairs(t, e); len(runs) != 0 {
@@ -208,7 +211,7 @@ func TestNetworkIsDeniedToAllowedProgram(t *testing.T) {
 // beneath the server's state directory.
 func runPairs(t *testing.T, e *env) []string {
 	t.Helper()
-	dirs, _ := filepath.Glob(filepath.Join(e.state, "terminald", "runs", "*", "*"))
+	dirs, _ := filepath.Glob(filepath.Join(e.State, "terminald", "runs", "*", "*"))
 	var names []string
 	for _, d := range dirs {
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {

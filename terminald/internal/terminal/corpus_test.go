@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 const corpusPath = "../../../safety/command/testdata/corpus.tsv"
@@ -46,8 +48,8 @@ func readCorpus(t *testing.T) []corpusLine {
 // needs no network through run_command.
 func TestShippedPolicyCorpusThroughServer(t *testing.T) {
 	e := newEnv(t)
-	write(t, e.jail+"/README.md", "# demo\n")
-	write(t, e.jail+"/main.go", "package main\n// TODO\n")
+	testfs.Write(t, e.Jail+"/README.md", "# demo\n")
+	testfs.Write(t, e.Jail+"/main.go", "package main\n// TODO\n")
 	refused, allowed, ran := 0, 0, 0
 	for _, c := range readCorpus(t) {
 		x := e.explain(t, c.line)

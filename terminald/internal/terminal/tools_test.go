@@ -6,6 +6,7 @@ import (
 
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 const goldenToolsList = "testdata/tools_list.json"
@@ -53,14 +54,14 @@ func TestUnknownArgumentIsRefusedAndRunsNothing(t *testing.T) {
 	wantNothingRan(t, r, "INVALID_REQUEST")
 	r = e.call(t, "run_command", map[string]any{"Command": "touch x"})
 	wantNothingRan(t, r, "INVALID_REQUEST")
-	if exists(e.jail + "/x") {
+	if testfs.Exists(e.Jail + "/x") {
 		t.Fatal("ran")
 	}
 }
 
 func TestExplainShowsRadarViewOfPathArguments(t *testing.T) {
 	e := newEnv(t)
-	write(t, e.jail+"/.env", "API_KEY=x\n")
+	testfs.Write(t, e.Jail+"/.env", "API_KEY=x\n")
 	r := e.explain(t, "cat .env")
 	paths, _ := r.Detail["paths"].([]any)
 	if r.str("decision") != "allow" || len(paths) != 1 {

@@ -47,7 +47,7 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 // persistent cache.
 func TestSandboxProfileRunsGoTestOfflineWithWarmCache(t *testing.T) {
 	e := sandboxProfileEnv(t)
-	writeTree(t, e.jail, map[string]string{
+	writeTree(t, e.Jail, map[string]string{
 		"mod/go.mod":      "module example.com/m\n\ngo 1.25\n",
 		"mod/sum.go":      "package m\n\nfunc Sum(a, b int) int { return a + b }\n",
 		"mod/sum_test.go": "package m\n\nimport \"testing\"\n\nfunc TestSum(t *testing.T) {\n\tif Sum(2, 3) != 5 {\n\t\tt.Fatal(\"sum\")\n\t}\n}\n",
@@ -65,7 +65,7 @@ func TestSandboxProfileRunsGoTestOfflineWithWarmCache(t *testing.T) {
 // TestSandboxProfileRunsMakeWithCC compiles and runs a C program through make.
 func TestSandboxProfileRunsMakeWithCC(t *testing.T) {
 	e := sandboxProfileEnv(t)
-	writeTree(t, e.jail, map[string]string{
+	writeTree(t, e.Jail, map[string]string{
 		"c/hello.c":  "#include <stdio.h>\nint main(void) { puts(\"hello from c\"); return 0; }\n",
 		"c/Makefile": "hello: hello.c\n\tcc -o hello hello.c\n\nrun: hello\n\t./hello\n",
 	})
@@ -78,7 +78,7 @@ func TestSandboxProfileRunsMakeWithCC(t *testing.T) {
 // TestSandboxProfileRunsPythonUnittest runs a python3 -m unittest suite.
 func TestSandboxProfileRunsPythonUnittest(t *testing.T) {
 	e := sandboxProfileEnv(t)
-	writeTree(t, e.jail, map[string]string{
+	writeTree(t, e.Jail, map[string]string{
 		"py/test_add.py": "import unittest\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(1 + 1, 2)\n\nif __name__ == '__main__':\n    unittest.main()\n",
 	})
 	r := e.runIn(t, "python3 -m unittest -v", "py")
