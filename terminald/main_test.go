@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -148,8 +149,8 @@ func TestBinaryOverStdio(t *testing.T) {
 	jail := t.TempDir()
 	pol := policy(t, jail, allow)
 	c := startStdio(t, pol)
-	if names := strings.Join(mcpkittest.ToolNames(t, c), ","); names != "explain_command,run_command" {
-		t.Fatalf("tools %v", names)
+	if names, want := mcpkittest.ToolNames(t, c), mcpkittest.GoldenToolNames(t, "internal/terminal/testdata/tools_list.json"); !slices.Equal(names, want) {
+		t.Fatalf("tools %v, want %v", names, want)
 	}
 	r := call(t, c, "run_command", map[string]any{"command": "echo hi"})
 	if !r.OK || r.Code != "OK" || r.Detail["stdout"] != "hi\n" || r.Detail["exit_code"] != float64(0) {

@@ -1,9 +1,12 @@
 package command
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/bastion-mcp/bastion/safety/result"
 )
 
 // TestShippedSectionIsStandard proves policies/terminal-section.toml (and
@@ -71,4 +74,42 @@ func TestShippedSectionsValidate(t *testing.T) {
 	if dev := Dev().Policy(); dev.Validate() == nil {
 		t.Errorf("Dev allowlists shells; it must not validate in the allowlist profile")
 	}
+}
+
+// TestCorpusExercisesEveryShippedRule keeps testdata/corpus.tsv in step
+// with Standard: every argument rule of the section matches at least one
+// corpus line that must be refused, so a new rule needs its corpus lines.
+// A rule is matched on its own (as Evaluate matches it), because an
+// earlier rule may decide the line first: "git rebase --exec" is refused
+// by the built-in --exec rule before the rebase rule is tried. It checks
+// rules, not each deny_args entry.
+func TestCorpusExercisesEveryShippedRule(t *testing.T) {
+	var refused [][]string
+	for _, c := range readCorpus(t) {
+		if argv, err := Parse(c.line); err == nil && c.code == result.PolicyDenied {
+			refused = append(refused, argv)
+		}
+	}
+	for i, r := range Standard().Policy().Rules {
+		t.Run(fmt.Sprintf("%s/%d", r.Command, i), func(t *testing.T) {
+			if !slices.ContainsFunc(refused, func(argv []string) bool { return ruleMatches(r, argv) }) {
+				t.Errorf("no refused line of testdata/corpus.tsv matches rule %s %q; add lines it refuses", r.Command, r.DenyArgs)
+			}
+		})
+	}
+}
+
+// ruleMatches reports whether r alone refuses argv, as Evaluate applies it.
+func ruleMatches(r Rule, argv []string) bool {
+	name := Name(argv[0])
+	if Name(r.Command) != name {
+		return false
+	}
+	spec := specs[name]
+	a := analyze(spec, argv[1:])
+	if spec == nil {
+		spec = &cmdSpec{}
+	}
+	_, ok := matchRule(spec, r, &a)
+	return ok
 }

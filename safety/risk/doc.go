@@ -14,11 +14,10 @@
 //
 // Rule sources, in precedence order for ties (later wins a tie):
 //
-//  1. built-in packs, embedded from packs/*.toml: the always-on packs
-//     (secrets and credentials, production config, migrations, lockfiles,
-//     general) and the per-ecosystem packs (node, python, go, rust, jvm,
-//     dotnet, ruby, php, frontend, infra, data), each enabled when one of
-//     its marker files exists at the root;
+//  1. built-in packs, embedded from packs/*.toml: always-on packs, and
+//     per-ecosystem packs, each enabled when one of its marker files exists
+//     at the root (docs/radar.md lists them; a test keeps that list equal
+//     to the embedded files);
 //  2. operator rule files named in Options.RuleFiles ([radar] rule_files);
 //  3. the project-local .bastion-risk.toml at a root.
 //

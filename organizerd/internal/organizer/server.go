@@ -1,4 +1,4 @@
-// Package organizer is organizerd's MCP wiring: it builds the six tools and
+// Package organizer is organizerd's MCP wiring: it builds the tools and
 // turns their calls into safety/organize rule evaluations and
 // safety/journal actions. It decides nothing about what may be moved; the
 // rules and checks live in safety.
@@ -65,7 +65,7 @@ const Instructions = "organizerd tidies one workspace folder by moving files int
 	"Skips with NEEDS_EXPLICIT_REQUEST are safe but left alone on purpose: move them with move_file only when the user names them. " +
 	"undo_last_action reverts the latest move or applied plan."
 
-// MCP builds the MCP server: the six organizer tools, plus the risk
+// MCP builds the MCP server: the organizer tools, plus the risk
 // radar's get_context_summary tool and file-context:// resource when a
 // radar engine is configured.
 func (s *Server) MCP() *server.MCPServer {
@@ -82,7 +82,7 @@ func (s *Server) MCP() *server.MCPServer {
 
 const noArgsSchema = `{"type":"object","properties":{},"additionalProperties":false}`
 
-// Tools returns the six tools with their handlers, one constructor each
+// Tools returns the tools with their handlers, one constructor each
 // (list.go, plan.go, move.go, undo.go).
 func (s *Server) Tools() []server.ServerTool {
 	return []server.ServerTool{s.listTool(), s.planTool(), s.applyTool(), s.moveTool(), s.undoTool(), s.redoTool()}

@@ -91,7 +91,7 @@ const Instructions = "sweepd finds regenerable developer directories (node_modul
 	"inside the roots the operator fixed, and deletes them only by the ids a scan returned. " +
 	"Call scan, show the user the finds, then reclaim(ids) for a dry run, and reclaim(ids, confirm: \"delete\") only when the user agreed."
 
-// MCP builds the MCP server with exactly three tools and the risk radar's
+// MCP builds the MCP server with exactly the tools of Tools and the risk radar's
 // file-context://{+path} resource template over the roots.
 func (s *Server) MCP() *server.MCPServer {
 	m := mcpkit.NewServer("sweepd", s.version, Instructions)
@@ -101,7 +101,7 @@ func (s *Server) MCP() *server.MCPServer {
 	return m
 }
 
-// Tools returns the three tools with their handlers, one constructor each
+// Tools returns the tools with their handlers, one constructor each
 // (targets_tool.go, scan_tool.go, reclaim.go).
 func (s *Server) Tools() []server.ServerTool {
 	return []server.ServerTool{s.listTargetsTool(), s.scanTool(), s.reclaimTool()}

@@ -1,5 +1,5 @@
 // Package sweep is sweepd's domain: which directories are regenerable
-// artifacts, how a scan walks the roots, and the three MCP tools. Every
+// artifacts, how a scan walks the roots, and the MCP tools. Every
 // refusal it relies on (containment, symlinks, mounts, identity, markers,
 // .bastion-keep, tickets, the audit gate) is decided in the safety module.
 package sweep

@@ -66,7 +66,7 @@ const Instructions = "terminald runs single commands without a shell inside one 
 	"run_command returns stdout, stderr and the exit code, with secrets redacted and output capped. " +
 	"There is no shell: pipes, redirections, ;, &&, $VAR and globs are refused; quote arguments that contain such characters."
 
-// MCP builds the MCP server with exactly two tools.
+// MCP builds the MCP server with exactly the tools of Tools.
 func (s *Server) MCP() *server.MCPServer {
 	m := mcpkit.NewServer("terminald", s.o.Version, Instructions)
 	m.AddTools(s.Tools()...)
@@ -77,7 +77,7 @@ func (s *Server) MCP() *server.MCPServer {
 	return m
 }
 
-// Tools returns the two tools with their handlers, one constructor each
+// Tools returns the tools with their handlers, one constructor each
 // (run.go, explain.go).
 func (s *Server) Tools() []server.ServerTool {
 	return []server.ServerTool{s.runTool(), s.explainTool()}
