@@ -139,3 +139,15 @@ func sameLines(t testing.TB, what string, manifest, server []string) {
 			what, strings.Join(manifest, "\n\n"), strings.Join(server, "\n\n"))
 	}
 }
+
+// CheckPrompts pins s's prompts/list and prompts/get answers in the golden
+// testdata/prompts.json and compares the server's MCP bundle manifest
+// (packaging/<server>/manifest.json, from a server's internal package) with
+// the live tools and prompts. One call per server's test.
+func CheckPrompts[P ManifestPrompt](t *testing.T, s *server.MCPServer, serverName string, prompts []P) {
+	t.Helper()
+	t.Run("golden", func(t *testing.T) { Golden(t, "testdata/prompts.json", PromptsJSON(t, s)) })
+	t.Run("bundle manifest", func(t *testing.T) {
+		CheckManifest(t, "../../../packaging/"+serverName+"/manifest.json", s, prompts)
+	})
+}
