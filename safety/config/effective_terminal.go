@@ -17,11 +17,12 @@ const SandboxGuarantee = "the kernel boundary (namespaces + Landlock + seccomp +
 	"is the guarantee: allowlisted shells and interpreters can run any program inside it"
 
 // CommandPolicy builds the command policy of [terminal]: its allowlist,
-// denylist and rules, Sandboxed when the profile is "sandbox".
+// ask list, denylist and rules, Sandboxed when the profile is "sandbox".
 func (t Terminal) CommandPolicy() command.Policy {
-	cp := command.Policy{Allow: t.Allowlist.Commands, Deny: t.Denylist.Commands, Sandboxed: t.Sandboxed()}
+	cp := command.Policy{Allow: t.Allowlist.Commands, Ask: t.Ask.Commands, Deny: t.Denylist.Commands, Sandboxed: t.Sandboxed()}
 	for _, r := range t.Rules {
-		cp.Rules = append(cp.Rules, command.Rule{Command: r.Command, DenyArgs: r.DenyArgs, LongOptions: r.LongOptions, Reason: r.Reason})
+		cp.Rules = append(cp.Rules, command.Rule{Command: r.Command, DenyArgs: r.DenyArgs, AskArgs: r.AskArgs,
+			LongOptions: r.LongOptions, Reason: r.Reason})
 	}
 	return cp
 }
@@ -52,8 +53,18 @@ func terminalSettings(t Terminal, set func(k, format string, a ...any)) {
 		set("terminal.guarantee", "%s", SandboxGuarantee)
 	}
 	set("terminal.allowlist", "%d command(s)", len(t.Allowlist.Commands))
+	if len(t.Ask.Commands) == 0 {
+		set("terminal.ask", "none (no command asks a person on every run)")
+	} else {
+		set("terminal.ask", "%d command(s), every run approved by a person: %s", len(t.Ask.Commands), list(t.Ask.Commands))
+	}
 	set("terminal.denylist", "%d command(s)", len(t.Denylist.Commands))
 	set("terminal.rules", "%d argument rule(s)", len(t.Rules))
+	for i, r := range t.Rules {
+		if len(r.AskArgs) > 0 {
+			set(fmt.Sprintf("terminal.rules[%d].ask_args", i), "%s: a person approves %s", r.Command, list(r.AskArgs))
+		}
+	}
 	l := t.Limits.WithDefaults()
 	for _, c := range []struct {
 		key      string
