@@ -88,7 +88,7 @@ func Standard() Section {
 }
 
 // askNote explains the shipped ask tier above the (empty) [terminal.ask]
-// list of Standard and Dev.
+// list of Standard.
 var askNote = []string{
 	"Every run of a command listed here needs a person's approval (it need not",
 	"be allowlisted too). None is shipped: each allowlisted command is safe to",
@@ -96,6 +96,16 @@ var askNote = []string{
 	"ask_args of the rules below (git push, deleting branches and stashes,",
 	"discarding uncommitted changes). Deny wins over ask: a denylisted or",
 	"never-allowed program is refused, never asked about.",
+}
+
+// devAskNote is askNote for Dev, where the kernel boundary is the
+// guarantee and the ask tier, like the denylist, judges direct requests.
+var devAskNote = []string{
+	"Every run of a command listed here needs a person's approval (it need not",
+	"be allowlisted too). None is shipped; the ask_args of the rules below ask",
+	"a person before a direct request pushes or drops work (a script can still",
+	"do it inside the jail). Deny wins over ask: a denylisted program is",
+	"refused, never asked about.",
 }
 
 // kindGroups are the denylist comments of the Programs kinds.
@@ -138,7 +148,7 @@ func Dev() Section {
 			"discarding work or rewriting shared history; a script can still do it",
 			"inside the jail, so commit or back up the jail.",
 		},
-		AskNote: askNote,
+		AskNote: devAskNote,
 		Rules: []RuleGroup{
 			{"", []Rule{gitForcePush, gitPushDelete, gitDiscard, tailFollow}},
 			{"ask: a person approves (git)", []Rule{gitPushAsk, gitDropAsk}},
