@@ -104,3 +104,19 @@ func TestCheckListsAndValidatesTheAskTier(t *testing.T) {
 		}
 	})
 }
+
+// TestUnrunnableCoversTheAskList: a command on [terminal.ask] that is not
+// on [terminal.env] path is reported like an allowlisted one, once.
+func TestUnrunnableCoversTheAskList(t *testing.T) {
+	term := Terminal{}
+	term.Allowlist.Commands = []string{"ls", "no-such-allowed"}
+	term.Ask.Commands = []string{"no-such-asked", "NO-SUCH-ALLOWED"}
+	var got []string
+	for _, u := range term.Unrunnable() {
+		got = append(got, u.Why)
+	}
+	if len(got) != 2 || !strings.Contains(got[0], `allowlisted command "no-such-allowed"`) ||
+		!strings.Contains(got[1], `command on [terminal.ask] "no-such-asked" is not found`) {
+		t.Fatalf("Unrunnable: %q", got)
+	}
+}
