@@ -76,6 +76,9 @@ func TestCorpus(t *testing.T) {
 			if d.Code != c.code {
 				t.Fatalf("corpus:%d %q: got %s (%s: %s), want %s", c.no, c.line, d.Code, d.Rule, d.Reason, c.code)
 			}
+			if d.Ask != (c.code == result.NeedsExplicitRequest) {
+				t.Errorf("corpus:%d %q: Ask is %v for %s; NEEDS_EXPLICIT_REQUEST lines are exactly the ask decisions", c.no, c.line, d.Ask, c.code)
+			}
 			if c.code == result.OK {
 				if err != nil || !d.Allowed {
 					t.Errorf("corpus:%d %q: OK without Allowed (err %v)", c.no, c.line, err)
@@ -116,6 +119,29 @@ func mustDeny(t *testing.T, p *Policy, lines ...string) {
 			t.Errorf("%q refused without a reason", l)
 		}
 	}
+}
+
+// mustAsk checks that each line is an ask decision: not Allowed, code
+// NEEDS_EXPLICIT_REQUEST, an error with that code, and the asking rule.
+func mustAsk(t *testing.T, p *Policy, lines ...string) {
+	t.Helper()
+	for _, l := range lines {
+		d, err := p.Check(l)
+		var re *result.Error
+		if d.Allowed || !d.Ask || d.Code != result.NeedsExplicitRequest || !errors.As(err, &re) ||
+			re.Code != result.NeedsExplicitRequest || d.Rule == "" || d.Reason == "" {
+			t.Errorf("%q: Allowed=%v Ask=%v %s (%s: %s), err %v; want an ask decision", l, d.Allowed, d.Ask, d.Code, d.Rule, d.Reason, err)
+		}
+	}
+}
+
+func mustParse(t *testing.T, line string) []string {
+	t.Helper()
+	argv, err := Parse(line)
+	if err != nil {
+		t.Fatalf("%q: %v", line, err)
+	}
+	return argv
 }
 
 func mustAllow(t *testing.T, p *Policy, lines ...string) {
@@ -164,13 +190,28 @@ func TestGitOutputAndExtDiffAreDenied(t *testing.T) {
 	mustAllow(t, p, `git log --oneline`, `git diff --no-ext-diff`, `git log -- --output`)
 }
 
+// forcePushSpellings are the ways to write a force-push; ask_test.go
+// reuses them for ask_args.
+var forcePushSpellings = []string{`git push -f`, `git push --force`, `git push --forc`, `git push -uf origin main`,
+	`git push origin main -f`, `git push --force-with-lease`, `git push --force-with-lease=main`,
+	`git push --force-if-includes`, `git push origin +main`, `git push origin +HEAD:refs/heads/main`,
+	`git push --mirror`, `git -C . push -f`, `git push -vfu origin main`, `git push -o x -f`}
+
+// plainPushes are pushes that do not force.
+var plainPushes = []string{`git push`, `git push origin main`, `git push -u origin topic`, `git push --no-force-with-lease origin x`}
+
+// TestForcePushEverySpellingIsDenied: every spelling of a force-push is
+// refused; a push that does not force is not refused but asks a person
+// (the shipped ask_args "push").
 func TestForcePushEverySpellingIsDenied(t *testing.T) {
 	p := shipped(t)
-	mustDeny(t, p, `git push -f`, `git push --force`, `git push --forc`, `git push -uf origin main`,
-		`git push origin main -f`, `git push --force-with-lease`, `git push --force-with-lease=main`,
-		`git push --force-if-includes`, `git push origin +main`, `git push origin +HEAD:refs/heads/main`,
-		`git push --mirror`, `git -C . push -f`, `git push -vfu origin main`, `git push -o x -f`)
-	mustAllow(t, p, `git push`, `git push origin main`, `git push -u origin topic`, `git push --no-force-with-lease origin x`)
+	mustDeny(t, p, forcePushSpellings...)
+	for _, l := range forcePushSpellings {
+		if d := p.Evaluate(mustParse(t, l)); d.Ask || d.Code != result.PolicyDenied {
+			t.Errorf("%q: %s (ask %v); a force-push must be refused, not asked about", l, d.Code, d.Ask)
+		}
+	}
+	mustAsk(t, p, plainPushes...)
 }
 
 func TestFindExecIsDenied(t *testing.T) {

@@ -9,8 +9,9 @@ import (
 )
 
 // FuzzCheck feeds arbitrary lines to the shipped policy: Check must not
-// panic, must answer one of its three codes, and an allowed decision must
-// name an allowlisted, not denylisted program given by bare name.
+// panic, must answer one of its four codes (NEEDS_EXPLICIT_REQUEST exactly
+// for an ask decision, which is never Allowed), and an allowed decision
+// must name an allowlisted, not denylisted program given by bare name.
 func FuzzCheck(f *testing.F) {
 	for _, c := range readCorpus(f) {
 		f.Add(c.line)
@@ -21,9 +22,12 @@ func FuzzCheck(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line string) {
 		d, err := p.Check(line)
 		switch d.Code {
-		case result.OK, result.PolicyDenied, result.InvalidRequest:
+		case result.OK, result.PolicyDenied, result.InvalidRequest, result.NeedsExplicitRequest:
 		default:
 			t.Fatalf("%q: unexpected code %s", line, d.Code)
+		}
+		if d.Ask != (d.Code == result.NeedsExplicitRequest) || (d.Ask && d.Allowed) {
+			t.Fatalf("%q: Ask=%v Allowed=%v with code %s", line, d.Ask, d.Allowed, d.Code)
 		}
 		if (err == nil) != d.Allowed {
 			t.Fatalf("%q: error %v with Allowed=%v", line, err, d.Allowed)

@@ -17,11 +17,13 @@ const rulesDocPath = "../../policies/terminal-rules.md"
 // right "## " section of the doc:
 //
 //   - every allowlisted command: in the profile's allowlist section;
+//   - every command on the ask list: in the profile's ask section;
 //   - every denylisted command: in the profile's denylist section, except
 //     the groups Standard takes from the Programs table (shells, wrappers,
 //     interpreters, tools), which the section must instead name by their
 //     kind and by "command.Programs", the one table that lists them;
-//   - every argument rule: each token of each of its deny_args entries, in
+//   - every argument rule: each token of each of its deny_args and ask_args
+//     entries, in
 //     the section whose heading names the rule's command ("## git",
 //     "## cp, mv, touch, mkdir"). A token ending in "*" is mentioned by a
 //     word with its prefix (`+refspec` for "+*"); a word ending in "*"
@@ -38,11 +40,12 @@ func TestTerminalRulesDocCoversShippedSections(t *testing.T) {
 	for _, c := range []struct {
 		name         string
 		section      Section
-		allow, deny  string // headings of the allowlist and denylist sections
+		allow, ask   string // headings of the allowlist and ask list sections
+		deny         string // heading of the denylist section
 		programsDeny bool   // the denylist includes the Programs table's groups
 	}{
-		{"standard", Standard(), "Allowlist", "Denylist", true},
-		{"dev", Dev(), "The sandbox profile", "The sandbox profile", false},
+		{"standard", Standard(), "Allowlist", "Ask: a person approves", "Denylist", true},
+		{"dev", Dev(), "The sandbox profile", "The sandbox profile", "The sandbox profile", false},
 	} {
 		t.Run(c.name+"/allowlist", func(t *testing.T) {
 			var names []string
@@ -51,6 +54,18 @@ func TestTerminalRulesDocCoversShippedSections(t *testing.T) {
 			}
 			if missing := doc.missing(c.allow, names); len(missing) > 0 {
 				t.Errorf("%s, section %q, does not name allowlisted command(s) %s", rulesDocPath, c.allow, strings.Join(missing, " "))
+			}
+		})
+		t.Run(c.name+"/ask", func(t *testing.T) {
+			if _, ok := doc.text[c.ask]; !ok {
+				t.Fatalf("%s has no section %q", rulesDocPath, c.ask)
+			}
+			var names []string
+			for _, g := range c.section.Ask {
+				names = append(names, g.Names...)
+			}
+			if missing := doc.missing(c.ask, names); len(missing) > 0 {
+				t.Errorf("%s, section %q, does not name asked-about command(s) %s", rulesDocPath, c.ask, strings.Join(missing, " "))
 			}
 		})
 		t.Run(c.name+"/denylist", func(t *testing.T) {
@@ -100,7 +115,7 @@ func programsGroup(g Group) (string, bool) {
 }
 
 // checkRuleDoc checks that the section for r's command names every token
-// of every deny_args entry of r.
+// of every deny_args and ask_args entry of r.
 func checkRuleDoc(t *testing.T, doc rulesDoc, r Rule) {
 	t.Helper()
 	heading := doc.sectionFor(r.Command)
@@ -109,11 +124,12 @@ func checkRuleDoc(t *testing.T, doc rulesDoc, r Rule) {
 		return
 	}
 	var tokens []string
-	for _, entry := range r.DenyArgs {
+	for _, entry := range slices.Concat(r.DenyArgs, r.AskArgs) {
 		tokens = append(tokens, strings.Fields(entry)...)
 	}
 	if missing := doc.missing(heading, tokens); len(missing) > 0 {
-		t.Errorf("%s, section %q, does not name %s rule token(s) %s (rule %q)", rulesDocPath, heading, r.Command, strings.Join(missing, " "), r.DenyArgs)
+		t.Errorf("%s, section %q, does not name %s rule token(s) %s (rule %q, ask_args %q)", rulesDocPath, heading, r.Command,
+			strings.Join(missing, " "), r.DenyArgs, r.AskArgs)
 	}
 }
 

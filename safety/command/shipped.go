@@ -1,18 +1,20 @@
 package command
 
 // Section is a [terminal] command policy that Bastion ships: allowlist,
-// denylist and argument rules, in commented groups. It is the one source
+// ask list, denylist and argument rules, in commented groups. It is the one source
 // of the shipped policy files' command sections: policygen renders it as
 // TOML (`make policy-docs`) and `make policy-check` fails when a file
 // differs. A terminal rule change is an edit here plus the corpus
 // (testdata/corpus.tsv).
 type Section struct {
-	// AllowNote, DenyNote and RulesNote are comment lines written before
-	// the allowlist, the denylist and the first rule.
-	AllowNote, DenyNote, RulesNote []string
-	Allow                          []Group
-	Deny                           []Group
-	Rules                          []RuleGroup
+	// AllowNote, AskNote, DenyNote and RulesNote are comment lines written
+	// before the allowlist, the ask list, the denylist and the first rule.
+	AllowNote, AskNote, DenyNote, RulesNote []string
+	Allow                                   []Group
+	// Ask is [terminal.ask] commands: every run of these asks a person.
+	Ask   []Group
+	Deny  []Group
+	Rules []RuleGroup
 }
 
 // Group is a commented run of command names.
@@ -33,6 +35,9 @@ func (s Section) Policy() Policy {
 	var p Policy
 	for _, g := range s.Allow {
 		p.Allow = append(p.Allow, g.Names...)
+	}
+	for _, g := range s.Ask {
+		p.Ask = append(p.Ask, g.Names...)
 	}
 	for _, g := range s.Deny {
 		p.Deny = append(p.Deny, g.Names...)
@@ -68,7 +73,8 @@ func Standard() Section {
 	return Section{
 		Allow: []Group{{"", []string{"ls", "cat", "echo", "pwd", "head", "tail", "wc", "grep", "sort", "find",
 			"tar", "git", "touch", "mkdir", "cp", "mv", "diff", "stat"}}},
-		Deny: deny,
+		AskNote: askNote,
+		Deny:    deny,
 		Rules: []RuleGroup{
 			{"git", append(builtinFor("git"), gitForcePush, gitPushDelete, gitOutput, gitPaginate, gitDiscard, gitApplyUnsafe)},
 			{"find", builtinFor("find")},
@@ -76,8 +82,30 @@ func Standard() Section {
 			{"sort", append(builtinFor("sort"), sortOutput)},
 			{"file writers: cp, mv, touch, mkdir", []Rule{cpLink, cpDotGit, mvDotGit, touchDotGit, mkdirDotGit}},
 			{"tail", []Rule{tailFollow}},
+			{"ask: a person approves (git)", []Rule{gitPushAsk, gitDropAsk}},
 		},
 	}
+}
+
+// askNote explains the shipped ask tier above the (empty) [terminal.ask]
+// list of Standard.
+var askNote = []string{
+	"Every run of a command listed here needs a person's approval (it need not",
+	"be allowlisted too). None is shipped: each allowlisted command is safe to",
+	"run or refused outright, and the arguments that need a person are the",
+	"ask_args of the rules below (git push, deleting branches and stashes,",
+	"discarding uncommitted changes). Deny wins over ask: a denylisted or",
+	"never-allowed program is refused, never asked about.",
+}
+
+// devAskNote is askNote for Dev, where the kernel boundary is the
+// guarantee and the ask tier, like the denylist, judges direct requests.
+var devAskNote = []string{
+	"Every run of a command listed here needs a person's approval (it need not",
+	"be allowlisted too). None is shipped; the ask_args of the rules below ask",
+	"a person before a direct request pushes or drops work (a script can still",
+	"do it inside the jail). Deny wins over ask: a denylisted program is",
+	"refused, never asked about.",
 }
 
 // kindGroups are the denylist comments of the Programs kinds.
@@ -120,7 +148,11 @@ func Dev() Section {
 			"discarding work or rewriting shared history; a script can still do it",
 			"inside the jail, so commit or back up the jail.",
 		},
-		Rules: []RuleGroup{{"", []Rule{gitForcePush, gitPushDelete, gitDiscard, tailFollow}}},
+		AskNote: devAskNote,
+		Rules: []RuleGroup{
+			{"", []Rule{gitForcePush, gitPushDelete, gitDiscard, tailFollow}},
+			{"ask: a person approves (git)", []Rule{gitPushAsk, gitDropAsk}},
+		},
 	}
 }
 
@@ -196,6 +228,18 @@ var (
 	mkdirDotGit = Rule{Command: "mkdir", DenyArgs: []string{"path:.git"},
 		Reason: "this creates a .git directory or one inside it; a hand-made .git can carry configuration that makes " +
 			"git run programs. Use git init"}
+	// The ask rules: the work stays possible, but a person, not the agent,
+	// approves it. git clean -f, reset --hard and rm -f stay in gitDiscard's
+	// deny_args: deny wins, and an operator whose approval falls back to
+	// the agent's confirmation would otherwise let the agent discard work.
+	gitPushAsk = Rule{Command: "git", AskArgs: []string{"push"},
+		Reason: "git push publishes commits to a remote that others share; once someone has fetched them they cannot " +
+			"be taken back (that needs a force-push, which this policy refuses), so a person approves every push"}
+	gitDropAsk = Rule{Command: "git", AskArgs: []string{"branch --delete", "stash drop", "stash clear",
+		"checkout --force", "switch --discard-changes", "switch --force"},
+		Reason: "this drops work that git keeps nowhere else, or only where it is hard to find (branch -d/-D deletes a " +
+			"branch, -D even with unmerged commits; stash drop and stash clear delete stashed changes; checkout -f and " +
+			"switch -f/--discard-changes throw away uncommitted changes), so a person approves it"}
 	tailFollow = Rule{Command: "tail", DenyArgs: []string{"--follow"},
 		Reason: "tail -f/-F/--follow never ends, so the call would only stop at the timeout. Use tail -n N to read the last lines"}
 )

@@ -78,29 +78,40 @@ func TestShippedSectionsValidate(t *testing.T) {
 
 // TestCorpusExercisesEveryShippedRule keeps testdata/corpus.tsv in step
 // with Standard: every argument rule of the section matches at least one
-// corpus line that must be refused, so a new rule needs its corpus lines.
-// A rule is matched on its own (as Evaluate matches it), because an
-// earlier rule may decide the line first: "git rebase --exec" is refused
-// by the built-in --exec rule before the rebase rule is tried. It checks
-// rules, not each deny_args entry.
+// corpus line that must be refused (by its deny_args) and one that must
+// ask a person (by its ask_args, code NEEDS_EXPLICIT_REQUEST), so a new
+// rule needs its corpus lines. A rule is matched on its own (as Evaluate
+// matches it), because an earlier rule may decide the line first: "git
+// rebase --exec" is refused by the built-in --exec rule before the rebase
+// rule is tried. It checks rules, not each entry.
 func TestCorpusExercisesEveryShippedRule(t *testing.T) {
-	var refused [][]string
+	var refused, asked [][]string
 	for _, c := range readCorpus(t) {
-		if argv, err := Parse(c.line); err == nil && c.code == result.PolicyDenied {
+		argv, err := Parse(c.line)
+		switch {
+		case err != nil:
+		case c.code == result.PolicyDenied:
 			refused = append(refused, argv)
+		case c.code == result.NeedsExplicitRequest:
+			asked = append(asked, argv)
 		}
 	}
 	for i, r := range Standard().Policy().Rules {
 		t.Run(fmt.Sprintf("%s/%d", r.Command, i), func(t *testing.T) {
-			if !slices.ContainsFunc(refused, func(argv []string) bool { return ruleMatches(r, argv) }) {
+			if len(r.DenyArgs) > 0 && !slices.ContainsFunc(refused, func(argv []string) bool { return ruleMatches(r, r.DenyArgs, argv) }) {
 				t.Errorf("no refused line of testdata/corpus.tsv matches rule %s %q; add lines it refuses", r.Command, r.DenyArgs)
+			}
+			if len(r.AskArgs) > 0 && !slices.ContainsFunc(asked, func(argv []string) bool { return ruleMatches(r, r.AskArgs, argv) }) {
+				t.Errorf("no NEEDS_EXPLICIT_REQUEST line of testdata/corpus.tsv matches rule %s ask_args %q; add lines it asks about",
+					r.Command, r.AskArgs)
 			}
 		})
 	}
 }
 
-// ruleMatches reports whether r alone refuses argv, as Evaluate applies it.
-func ruleMatches(r Rule, argv []string) bool {
+// ruleMatches reports whether entries (r's DenyArgs or AskArgs) alone
+// match argv, as Evaluate applies them.
+func ruleMatches(r Rule, entries, argv []string) bool {
 	name := Name(argv[0])
 	if Name(r.Command) != name {
 		return false
@@ -110,6 +121,6 @@ func ruleMatches(r Rule, argv []string) bool {
 	if spec == nil {
 		spec = &cmdSpec{}
 	}
-	_, ok := matchRule(spec, r, &a)
+	_, ok := matchEntries(spec, r, entries, &a)
 	return ok
 }

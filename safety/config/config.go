@@ -134,9 +134,15 @@ type Terminal struct {
 	Sandbox TerminalSandbox `toml:"sandbox" json:"sandbox"`
 	// Allowlist names the only commands that may run; anything else is denied.
 	Allowlist CommandList `toml:"allowlist" json:"allowlist"`
-	// Denylist names commands that never run, even if allowlisted (deny wins).
+	// Ask names commands every run of which needs a person's approval
+	// (they need not be allowlisted too; ask wins over allow). A denylisted
+	// or never-allowed program cannot be listed: deny wins over ask.
+	Ask CommandList `toml:"ask" json:"ask"`
+	// Denylist names commands that never run, even if allowlisted or on
+	// the ask list (deny wins).
 	Denylist CommandList `toml:"denylist" json:"denylist"`
-	// Rules deny argument combinations of allowlisted commands.
+	// Rules deny, or ask a person about, argument combinations of
+	// allowlisted commands.
 	Rules []TerminalRule `toml:"rules" json:"rules"`
 	// Env configures the child environment (exactly PATH, HOME, LANG, TMPDIR plus Pass).
 	Env TerminalEnv `toml:"env" json:"env"`
@@ -237,17 +243,23 @@ type CommandList struct {
 
 // TerminalRule is one argument rule.
 type TerminalRule struct {
-	// Command is the allowlisted command the rule applies to, normalised
-	// like the allowlist's names.
+	// Command is the allowlisted (or asked-about) command the rule applies
+	// to, normalised like the allowlist's names.
 	Command string `toml:"command" json:"command"`
 	// DenyArgs: each entry is a space-separated token set; a command line
 	// containing all of its tokens, in any order and any spelling of the
 	// options, is denied.
 	DenyArgs []string `toml:"deny_args" json:"deny_args"`
+	// AskArgs: entries written and matched exactly like deny_args; a
+	// command line matching one runs only once a person approves it. Deny
+	// wins: every rule's deny_args are tried first. A rule has deny_args,
+	// ask_args or both.
+	AskArgs []string `toml:"ask_args" json:"ask_args,omitempty"`
 	// LongOptions lists the command's long options, so unique-prefix
 	// abbreviations are recognised (built in for the shipped commands).
 	LongOptions []string `toml:"long_options" json:"long_options,omitempty"`
-	// Reason is shown to the agent when the rule denies.
+	// Reason is shown to the agent when the rule denies, and says why a
+	// person is asked when it asks.
 	Reason string `toml:"reason" json:"reason"`
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/bastion-mcp/bastion/safety/command"
@@ -17,11 +18,12 @@ const SandboxGuarantee = "the kernel boundary (namespaces + Landlock + seccomp +
 	"is the guarantee: allowlisted shells and interpreters can run any program inside it"
 
 // CommandPolicy builds the command policy of [terminal]: its allowlist,
-// denylist and rules, Sandboxed when the profile is "sandbox".
+// ask list, denylist and rules, Sandboxed when the profile is "sandbox".
 func (t Terminal) CommandPolicy() command.Policy {
-	cp := command.Policy{Allow: t.Allowlist.Commands, Deny: t.Denylist.Commands, Sandboxed: t.Sandboxed()}
+	cp := command.Policy{Allow: t.Allowlist.Commands, Ask: t.Ask.Commands, Deny: t.Denylist.Commands, Sandboxed: t.Sandboxed()}
 	for _, r := range t.Rules {
-		cp.Rules = append(cp.Rules, command.Rule{Command: r.Command, DenyArgs: r.DenyArgs, LongOptions: r.LongOptions, Reason: r.Reason})
+		cp.Rules = append(cp.Rules, command.Rule{Command: r.Command, DenyArgs: r.DenyArgs, AskArgs: r.AskArgs,
+			LongOptions: r.LongOptions, Reason: r.Reason})
 	}
 	return cp
 }
@@ -52,8 +54,18 @@ func terminalSettings(t Terminal, set func(k, format string, a ...any)) {
 		set("terminal.guarantee", "%s", SandboxGuarantee)
 	}
 	set("terminal.allowlist", "%d command(s)", len(t.Allowlist.Commands))
+	if len(t.Ask.Commands) == 0 {
+		set("terminal.ask", "none (no command asks a person on every run)")
+	} else {
+		set("terminal.ask", "%d command(s), every run approved by a person: %s", len(t.Ask.Commands), list(t.Ask.Commands))
+	}
 	set("terminal.denylist", "%d command(s)", len(t.Denylist.Commands))
 	set("terminal.rules", "%d argument rule(s)", len(t.Rules))
+	for i, r := range t.Rules {
+		if len(r.AskArgs) > 0 {
+			set(fmt.Sprintf("terminal.rules[%d].ask_args", i), "%s: a person approves %s", r.Command, list(r.AskArgs))
+		}
+	}
 	l := t.Limits.WithDefaults()
 	for _, c := range []struct {
 		key      string
@@ -159,33 +171,44 @@ func reasons(err error) []string {
 	return out
 }
 
-// UnrunnableCommand is an allowlisted command the sandbox cannot run.
+// UnrunnableCommand is an allowlisted (or asked-about) command the
+// sandbox cannot run.
 type UnrunnableCommand struct {
 	Name string // as allowlisted
 	Path string // what it resolves to on [terminal.env] path ("" if nothing)
 	Why  string // the warning, naming the key that fixes it
 }
 
-// Unrunnable lists the allowlisted commands that are not on [terminal.env]
-// path, or (on Linux) resolve to a program outside the read paths, which
-// the sandbox cannot execute. check and terminald's start-up both warn
-// about them.
+// Unrunnable lists the allowlisted commands, and those on [terminal.ask]
+// not also allowlisted, that are not on [terminal.env] path, or (on Linux)
+// resolve to a program outside the read paths, which the sandbox cannot
+// execute. check and terminald's start-up both warn about them.
 func (t Terminal) Unrunnable() []UnrunnableCommand {
 	path := t.Env.Path
 	if len(path) == 0 {
 		path = command.DefaultPath
 	}
 	var out []UnrunnableCommand
-	for _, c := range t.Allowlist.Commands {
+	names := slices.Clone(t.Allowlist.Commands)
+	for _, c := range t.Ask.Commands {
+		if !slices.ContainsFunc(names, func(n string) bool { return command.Name(n) == command.Name(c) }) {
+			names = append(names, c)
+		}
+	}
+	for i, c := range names {
+		what := "allowlisted command"
+		if i >= len(t.Allowlist.Commands) {
+			what = "command on [terminal.ask]"
+		}
 		exe, err := command.Resolve(c, path)
 		switch {
 		case err != nil:
 			out = append(out, UnrunnableCommand{c, "", fmt.Sprintf(
-				"allowlisted command %q is not found on [terminal.env] path %s: it cannot run", c, list(path))})
+				"%s %q is not found on [terminal.env] path %s: it cannot run", what, c, list(path))})
 		case runtime.GOOS == "linux" && !sandbox.Covered(exe, t.Sandbox.ReadPaths):
 			out = append(out, UnrunnableCommand{c, exe, fmt.Sprintf(
-				"allowlisted command %q resolves to %s, outside the read paths: the sandbox cannot execute it; "+
-					"add its directory (or its toolchain's) to [terminal.sandbox] read_paths", c, exe)})
+				"%s %q resolves to %s, outside the read paths: the sandbox cannot execute it; "+
+					"add its directory (or its toolchain's) to [terminal.sandbox] read_paths", what, c, exe)})
 		}
 	}
 	return out

@@ -20,9 +20,13 @@ type Evaluation struct {
 	// executable not found on the PATH (or named by a path). Nil when it
 	// would run (given a working directory inside the jail).
 	Err error
-	// policyErr is the policy's refusal alone; Run reports it before the
-	// working directory, and the resolution after.
+	// policyErr is the policy's refusal alone (never an ask decision's);
+	// Run reports it before the working directory, and the resolution after.
 	policyErr error
+	// askErr is an ask decision's error (NEEDS_EXPLICIT_REQUEST), set only
+	// when nothing else refuses the line (the executable resolved): the
+	// line then runs only if approve lets it.
+	askErr error
 	// Env are the names of the variables the command would get, in order:
 	// PATH, HOME, LANG, TMPDIR, then the program's hardening variables
 	// (sandbox.ProgramEnv), the caches' and the operator's pass-through.
@@ -33,7 +37,10 @@ type Evaluation struct {
 func (e Evaluation) Allowed() bool { return e.Err == nil }
 
 // Evaluate judges line as Run would, without opening, recording or running
-// anything: the policy check, then the executable's resolution.
+// anything: the policy check, then the executable's resolution. An ask
+// decision (Decision.Ask) is resolved too, so the question can name the
+// executable, but its Err stays the decision's NEEDS_EXPLICIT_REQUEST:
+// it does not run unless a person approves it.
 func (r *Runner) Evaluate(line string) Evaluation {
 	d, err := r.o.Policy.Check(line)
 	ev := Evaluation{Decision: d, Err: err, policyErr: err, Env: []string{"PATH", "HOME", "LANG", "TMPDIR"}}
@@ -41,12 +48,20 @@ func (r *Runner) Evaluate(line string) Evaluation {
 		name, _, _ := strings.Cut(kv, "=")
 		ev.Env = append(ev.Env, name)
 	}
-	if err != nil {
+	if d.Ask {
+		ev.policyErr = nil
+	}
+	if ev.policyErr != nil {
 		return ev
 	}
-	ev.Executable, ev.Err = command.Resolve(d.Argv[0], r.o.Path)
-	if ev.Err != nil {
-		ev.Executable = ""
+	exe, rerr := command.Resolve(d.Argv[0], r.o.Path)
+	if rerr != nil {
+		ev.Err = rerr
+		return ev
+	}
+	ev.Executable = exe
+	if d.Ask {
+		ev.askErr = err // ev.Err stays the decision's error
 	}
 	return ev
 }

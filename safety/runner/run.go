@@ -69,7 +69,12 @@ func (r *Runner) Run(ctx context.Context, req Request) Outcome {
 		return r.refused(req.Line, err)
 	}
 	defer dh.Close()
-	if ev.Err != nil {
+	switch {
+	case ev.askErr != nil:
+		if err := r.approve(ctx, ev, dir); err != nil {
+			return r.refused(req.Line, err)
+		}
+	case ev.Err != nil:
 		return r.refused(req.Line, ev.Err)
 	}
 	argv := ev.Decision.Argv
@@ -85,6 +90,16 @@ func (r *Runner) Run(ctx context.Context, req Request) Outcome {
 	stdout.Close()
 	stderr.Close()
 	return r.finish(intent, argv, outc, err, stdout, stderr)
+}
+
+// approve decides an ask decision (ev.Decision.Ask): nil lets the command
+// run, an error refuses it. It is the one place a person's approval is
+// obtained. Until the approval engine lands no person can be asked, so it
+// refuses with NEEDS_EXPLICIT_REQUEST, saying who must approve and why.
+func (r *Runner) approve(_ context.Context, ev Evaluation, _ string) error {
+	return result.Wrap(result.NeedsExplicitRequest, result.Reason(ev.askErr)+
+		". This server cannot ask a person yet, so it was not run: ask the user to run it, "+
+		"or to approve it once approval is available", ev.askErr)
 }
 
 // execute runs spec in the sandbox with a private HOME and TMPDIR, outside

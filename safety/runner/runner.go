@@ -4,13 +4,15 @@
 //
 // Run (run.go) judges the line with the command policy (safety/command),
 // opens the working directory anchored in the jail (safety/jail), resolves
-// the executable on the scrubbed PATH, writes the intent record
+// the executable on the scrubbed PATH, has a person approve an ask
+// decision (approve, run.go: the one place; until approval lands it
+// refuses with NEEDS_EXPLICIT_REQUEST), writes the intent record
 // (safety/audit), runs the command in the sandbox (safety/sandbox) with a
 // private HOME and TMPDIR (rundirs.go), redacts secrets from its output
 // before capping it (safety/redact), and writes the outcome record.
-// Nothing runs before the policy allowed it, the working directory was
-// opened inside the jail, the executable was found and the intent record
-// was written. A refusal is recorded as an audit event and runs nothing.
+// Nothing runs before the policy allowed it (or a person approved it),
+// the working directory was opened inside the jail, the executable was
+// found and the intent record was written. A refusal is recorded as an audit event and runs nothing.
 //
 // Evaluate (evaluate.go) is the pipeline's judging step alone, for
 // explain_command: it writes nothing and runs nothing.

@@ -23,7 +23,7 @@ const explainAction = "explain_command"
 // with nothing run.
 func (s *Server) explainTool() server.ServerTool {
 	return server.ServerTool{Tool: mcpkit.NewTool(explainAction,
-		"Explain how run_command would judge a command line, without running anything: the decision (allow or deny), the rule that decided and its reason, the argv after parsing, the executable it would resolve to, the confinement, limits and working directory it would run with, and the risk radar's view of arguments that name paths in the jail. Use it to find out why a command is refused and what to run instead.",
+		"Explain how run_command would judge a command line, without running anything: the decision (allow, ask or deny; ask means a person must approve the command before it runs, and rule names the list or rule that asks), the rule that decided and its reason, the argv after parsing, the executable it would resolve to, the confinement, limits and working directory it would run with, and the risk radar's view of arguments that name paths in the jail. Use it to find out why a command is refused and what to run instead.",
 		mcpkit.Annotations{Title: "Explain a command decision", ReadOnly: true, Idempotent: true},
 		json.RawMessage(`{"type":"object","properties":{`+
 			`"command":{"type":"string","minLength":1,"maxLength":8192,"description":"The command line to judge."}`+
@@ -46,7 +46,7 @@ type PathView struct {
 
 // ExplainDetail is explain_command's detail.
 type ExplainDetail struct {
-	Decision       string     `json:"decision"` // allow | deny
+	Decision       string     `json:"decision"` // allow | ask | deny
 	Code           string     `json:"code"`
 	Rule           string     `json:"rule"`
 	Reason         string     `json:"reason"`
@@ -92,12 +92,19 @@ func (s *Server) explainCommand(_ context.Context, _ mcp.CallToolRequest, a expl
 	if !ev.Allowed() {
 		code, reason := result.Classify(ev.Err)
 		x.Decision, x.Code, x.Reason = "deny", string(code), reason
+		if d.Ask && code == result.NeedsExplicitRequest {
+			x.Decision = "ask"
+		}
 	}
 	if len(d.Argv) > 1 {
 		x.Paths = s.pathViews(d.Argv[1:])
 	}
 	summary := fmt.Sprintf("%s would be refused (%s): %s", quoteCmd(a.Command), x.Code, x.Reason)
-	if x.Decision == "allow" {
+	switch x.Decision {
+	case "ask":
+		summary = fmt.Sprintf("%s would run %s only once a person approves it (%s): %s; nothing was run",
+			quoteCmd(a.Command), x.Executable, x.Rule, x.Reason)
+	case "allow":
 		summary = fmt.Sprintf("%s would run %s in the jail (%s); nothing was run", quoteCmd(a.Command), x.Executable, x.Rule)
 	}
 	return result.Success(explainAction, summary, x, start)
