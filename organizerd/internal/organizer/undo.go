@@ -3,12 +3,16 @@ package organizer
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/bastion-mcp/bastion/safety/approval"
+	"github.com/bastion-mcp/bastion/safety/journal"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
+	"github.com/bastion-mcp/bastion/safety/organize"
 	"github.com/bastion-mcp/bastion/safety/result"
 )
 
@@ -30,16 +34,39 @@ func (s *Server) redoTool() server.ServerTool {
 		Handler: mcpkit.Handle("redo_last_action", s.log, s.redo)}
 }
 
-func (s *Server) undo(_ context.Context, _ mcp.CallToolRequest, _ noArgs) result.OperationResult {
-	start := time.Now()
-	var intentID string
-	out, err := s.o.Journal.Undo(s.intentAction("undo_last_action", &intentID))
-	return s.report("undo_last_action", intentID, out, err, start)
+func (s *Server) undo(ctx context.Context, req mcp.CallToolRequest, _ noArgs) result.OperationResult {
+	return s.revert(ctx, req, "undo_last_action", time.Now())
 }
 
-func (s *Server) redo(_ context.Context, _ mcp.CallToolRequest, _ noArgs) result.OperationResult {
-	start := time.Now()
+func (s *Server) redo(ctx context.Context, req mcp.CallToolRequest, _ noArgs) result.OperationResult {
+	return s.revert(ctx, req, "redo_last_action", time.Now())
+}
+
+// revert undoes or redoes the latest action. When the person confirms, they
+// are asked about the moves it would make now, and it runs only if those
+// are still exactly the moves it makes after the answer.
+func (s *Server) revert(ctx context.Context, req mcp.CallToolRequest, tool string, begin time.Time) result.OperationResult {
+	next, run, title := s.o.Journal.NextUndo, s.o.Journal.Undo, "Undo the latest action? Each item below moves back to where it was; nothing is deleted or overwritten, and redo_last_action moves them again."
+	if tool == "redo_last_action" {
+		next, run, title = s.o.Journal.NextRedo, s.o.Journal.Redo, "Redo the latest undone action? Each item below moves again; nothing is deleted or overwritten, and undo_last_action moves them back."
+	}
 	var intentID string
-	out, err := s.o.Journal.Redo(s.intentAction("redo_last_action", &intentID))
-	return s.report("redo_last_action", intentID, out, err, start)
+	hook := s.intentAction(tool, &intentID)
+	k := asked{v: approval.Verdict{ByAgent: true, Approval: byAgent(keyMoveFile)}}
+	if s.asksPerson(keyMoveFile) {
+		a, err := next()
+		if err != nil {
+			return s.report(tool, "", journal.Outcome{}, err, begin)
+		}
+		k = s.confirm(ctx, req, organize.Ask{Action: tool, Key: keyMoveFile, Title: title,
+			IDLabel: "Action", ID: strconv.FormatUint(a.ID, 10), Moves: a.Moves}, begin)
+		if k.stop != nil {
+			return *k.stop
+		}
+		if k.v.Proceed {
+			hook = journal.Expect(a.Moves, hook)
+		}
+	}
+	out, err := run(hook)
+	return k.done(s.report(tool, intentID, out, err, begin))
 }
