@@ -83,3 +83,10 @@ func withApproval(r result.OperationResult, a *approval.Approval) result.Operati
 	r.Detail = out
 	return r
 }
+
+// answering reports whether req is a 2026-07-28 retry carrying the person's
+// answer: the question it answers was asked, so it is resolved (and
+// audited) even when the facts changed meanwhile.
+func answering(req mcp.CallToolRequest) bool {
+	return req.Params.RequestState != "" || len(req.Params.InputResponses) > 0
+}

@@ -114,11 +114,13 @@ func (s *Server) applyPlan(ctx context.Context, req mcp.CallToolRequest, a apply
 	if err != nil {
 		return result.Fail("apply_plan", planIDRefusal(err), nil, start)
 	}
-	if failed := s.o.Journal.Check(p.moves); len(failed) > 0 {
-		return s.stalePlan("", failed, len(p.moves), start) // not worth the person's time
+	if !answering(req) {
+		if failed := s.o.Journal.Check(p.moves); len(failed) > 0 {
+			return s.stalePlan("", failed, len(p.moves), start) // not worth the person's time
+		}
 	}
 	k := s.confirm(ctx, req, organize.Ask{Action: "apply_plan", Key: keyApplyPlan,
-		Title: "Apply this organize plan? Each item moves into its folder inside the workspace; nothing is deleted or overwritten, and undo_last_action takes the whole plan back.",
+		Title:   "Apply this organize plan? Each item moves into its folder inside the workspace; nothing is deleted or overwritten, and undo_last_action takes the whole plan back.",
 		IDLabel: "Plan", ID: a.PlanID, Moves: p.moves, PerFolder: true}, start)
 	if k.stop != nil {
 		return *k.stop
