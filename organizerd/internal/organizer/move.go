@@ -18,7 +18,7 @@ import (
 // moveTool is move_file: one file or folder the user named, moved.
 func (s *Server) moveTool() server.ServerTool {
 	return server.ServerTool{Tool: mcpkit.NewTool("move_file",
-		"Move one file or folder the user named to a full destination path, both inside the workspace. Missing destination folders are created. Refused when the destination exists (never overwritten, never renamed around), when the source is a symbolic link or a special file, when a name has control characters, or when a path leaves the workspace. Use it for items plan_organize skipped with NEEDS_EXPLICIT_REQUEST. Undoable with undo_last_action.",
+		"Move one file or folder the user named to a full destination path, both inside the workspace. Missing destination folders are created. Refused when the destination exists (never overwritten, never renamed around), when the source is a symbolic link or a special file, when a name has control characters, or when a path leaves the workspace. Use it for items plan_organize skipped with NEEDS_EXPLICIT_REQUEST. Undoable with undo_last_action. Who confirms: under the shipped policy the agent does, by calling this tool; when the policy sets [approval] move_file = \"human\", the server first asks the person through the client (MCP elicitation), and the agent cannot answer for them.",
 		mcpkit.Annotations{Title: "Move one file"},
 		json.RawMessage(`{"type":"object","properties":{`+
 			`"src":{"type":"string","description":"The file or folder to move, relative to the workspace (or absolute inside it)."},`+

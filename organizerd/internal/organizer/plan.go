@@ -30,7 +30,7 @@ func (s *Server) planTool() server.ServerTool {
 // applyTool is apply_plan: a plan carried out once, re-checked file by file.
 func (s *Server) applyTool() server.ServerTool {
 	return server.ServerTool{Tool: mcpkit.NewTool("apply_plan",
-		"Apply a plan from plan_organize, once. Every file is re-checked first (same file, size and modification time; destination still free; no symlink on the way); if anything changed since planning, nothing moves and the answer is STALE with a reason per file: plan again. Destination folders are created inside the workspace. Nothing is overwritten or deleted. The whole plan is one action for undo_last_action.",
+		"Apply a plan from plan_organize, once. Every file is re-checked first (same file, size and modification time; destination still free; no symlink on the way); if anything changed since planning, nothing moves and the answer is STALE with a reason per file: plan again. Destination folders are created inside the workspace. Nothing is overwritten or deleted. The whole plan is one action for undo_last_action. Who confirms: under the shipped policy the agent does, by calling this tool (every move is undoable); when the policy sets [approval] apply_plan = \"human\", the server first asks the person through the client (MCP elicitation) with the moves per folder and the HIGH_RISK files, the agent cannot answer for them, and a declined plan_id stays usable.",
 		mcpkit.Annotations{Title: "Apply an organize plan"},
 		json.RawMessage(`{"type":"object","properties":{`+
 			`"plan_id":{"type":"string","description":"The plan_id returned by plan_organize (single use)."}`+
