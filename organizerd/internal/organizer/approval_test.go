@@ -2,6 +2,7 @@ package organizer
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,6 +153,11 @@ func TestApplyPlanAsksThePersonInBothEras(t *testing.T) {
 				}
 				if p.asked() != 1 {
 					t.Fatalf("asked %d times, want once", p.asked())
+				}
+				if tc.code == "OK" {
+					wantAudit(t, e, "intent:approval", "event:approval.decision", "intent:apply_plan", "outcome:apply_plan", "outcome:approval")
+				} else {
+					wantAudit(t, e, "intent:approval", "event:approval.decision", "outcome:approval")
 				}
 				msg := p.messages[0]
 				for _, want := range []string{id, "Items to move: 2", "Total size: 3 bytes", "Into Images/: 1", "Into Documents/: 1", "a.jpg → Images/a.jpg", "HIGH_RISK files (risk radar): 0"} {
@@ -330,22 +336,26 @@ func TestUndoAndRedoAskAboutTheirMoves(t *testing.T) {
 // TestUndoOfAnotherActionIsStale: the latest action changes while the
 // person is asked about undoing it: the accepted answer undoes nothing.
 func TestUndoOfAnotherActionIsStale(t *testing.T) {
-	e := humanEnv(t, approval.Agent, approval.Human, approval.FallbackAgent, time.Minute)
-	e.put("a.jpg", "A")
-	e.put("b.txt", "B")
-	if r := e.call("apply_plan", map[string]any{"plan_id": e.plan().PlanID}); r.Code != "OK" {
-		t.Fatalf("apply: %s %q", r.Code, r.Reason)
-	}
-	p := accepts()
-	p.hook = func() {
-		// Another client (without elicitation, fallback agent) moves a file meanwhile.
-		if r := e.call("move_file", map[string]any{"src": "Documents/b.txt", "dest": "b2.txt"}); r.Code != "OK" {
-			t.Errorf("the concurrent move: %s %q", r.Code, r.Reason)
-		}
-	}
-	r := mcpkittest.Call(t, e.connect(eras[0], p), "undo_last_action", nil)
-	if r.Code != "STALE" || !e.exists("Images/a.jpg") || !e.exists("b2.txt") {
-		t.Fatalf("%s %q; want STALE with nothing undone", r.Code, r.Reason)
+	for _, ev := range eras {
+		t.Run(ev.name, func(t *testing.T) {
+			e := humanEnv(t, approval.Agent, approval.Human, approval.FallbackAgent, time.Minute)
+			e.put("a.jpg", "A")
+			e.put("b.txt", "B")
+			if r := e.call("apply_plan", map[string]any{"plan_id": e.plan().PlanID}); r.Code != "OK" {
+				t.Fatalf("apply: %s %q", r.Code, r.Reason)
+			}
+			p := accepts()
+			p.hook = func() {
+				// Another client (without elicitation, fallback agent) moves a file meanwhile.
+				if r := e.call("move_file", map[string]any{"src": "Documents/b.txt", "dest": "b2.txt"}); r.Code != "OK" {
+					t.Errorf("the concurrent move: %s %q", r.Code, r.Reason)
+				}
+			}
+			r := mcpkittest.Call(t, e.connect(ev, p), "undo_last_action", nil)
+			if r.Code != "STALE" || !e.exists("Images/a.jpg") || !e.exists("b2.txt") {
+				t.Fatalf("%s %q; want STALE with nothing undone", r.Code, r.Reason)
+			}
+		})
 	}
 }
 
@@ -371,5 +381,25 @@ func TestAgentConfirmsByDefault(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(e.ws, "a.jpg")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// wantAudit requires the audit log to hold exactly these records (kind:action).
+func wantAudit(t *testing.T, e *env, want ...string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.auditDir, "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r struct{ Kind, Action string }
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r.Kind+":"+r.Action)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("audit records %v, want %v", got, want)
 	}
 }
