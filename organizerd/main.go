@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 
 	"github.com/bastion-mcp/bastion/organizerd/internal/organizer"
+	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/config"
 	"github.com/bastion-mcp/bastion/safety/jail"
@@ -88,9 +89,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, r := range recovered {
 		_ = alog.Event("recovered", map[string]any{"action_id": r.ID, "op": r.Op, "tool": r.Tool, "completed": r.Completed, "dropped": r.Dropped})
 	}
+	_, applyPlan, moveFile := pol.Approval.Who()
+	fallback, timeout := pol.Approval.Asking()
+	asker := approval.New(approval.Options{Fallback: approval.Fallback(fallback), Timeout: timeout, Audit: alog})
 	srv := organizer.New(organizer.Options{Root: root, Rules: rules, Journal: j, Audit: alog, Logger: logger, Version: version,
-		Radar: &organize.Radar{Engine: engine, Root: root.Path()}})
-	_ = alog.Event("start", map[string]any{"version": version, "workspace": root.Path(), "journal": jpath})
+		Radar: &organize.Radar{Engine: engine, Root: root.Path()},
+		Asker: asker, ApplyPlan: approval.Who(applyPlan), MoveFile: approval.Who(moveFile)})
+	_ = alog.Event("start", map[string]any{"version": version, "workspace": root.Path(), "journal": jpath,
+		"approval": map[string]any{"apply_plan": applyPlan, "move_file": moveFile, "fallback": fallback}})
 	logger.Info("organizerd ready", "version", version, "workspace", root.Path(), "journal", jpath, "audit", logPath,
 		"boundary", jail.Guarantee, "moves", jail.MoveGuarantee)
 	return cli.Serve(srv.MCP(), engine.Watch, stderr)

@@ -31,6 +31,13 @@ type env struct {
 
 func newEnv(t *testing.T, o config.Organizer) *env {
 	t.Helper()
+	return newEnvWith(t, o, nil)
+}
+
+// newEnvWith is newEnv with the server's Options adjusted by set (the
+// Asker and who confirms what).
+func newEnvWith(t *testing.T, o config.Organizer, set func(*Options)) *env {
+	t.Helper()
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	outside, _ := filepath.EvalSymlinks(t.TempDir())
 	state := t.TempDir()
@@ -58,7 +65,11 @@ func newEnv(t *testing.T, o config.Organizer) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(Options{Root: root, Rules: rules, Journal: j, Audit: alog, Version: "test", Radar: &organize.Radar{Engine: eng, Root: ws}})
+	opts := Options{Root: root, Rules: rules, Journal: j, Audit: alog, Version: "test", Radar: &organize.Radar{Engine: eng, Root: ws}}
+	if set != nil {
+		set(&opts)
+	}
+	srv := New(opts)
 	c := mcpkittest.StartInProcess(t, srv.MCP())
 	return &env{t: t, ws: ws, outside: outside, srv: srv, c: c, j: j, auditDir: auditDir}
 }

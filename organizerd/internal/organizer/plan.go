@@ -30,7 +30,7 @@ func (s *Server) planTool() server.ServerTool {
 // applyTool is apply_plan: a plan carried out once, re-checked file by file.
 func (s *Server) applyTool() server.ServerTool {
 	return server.ServerTool{Tool: mcpkit.NewTool("apply_plan",
-		"Apply a plan from plan_organize, once. Every file is re-checked first (same file, size and modification time; destination still free; no symlink on the way); if anything changed since planning, nothing moves and the answer is STALE with a reason per file: plan again. Destination folders are created inside the workspace. Nothing is overwritten or deleted. The whole plan is one action for undo_last_action.",
+		"Apply a plan from plan_organize, once. Every file is re-checked first (same file, size and modification time; destination still free; no symlink on the way); if anything changed since planning, nothing moves and the answer is STALE with a reason per file: plan again. Destination folders are created inside the workspace. Nothing is overwritten or deleted. The whole plan is one action for undo_last_action. Who confirms: under the shipped policy the agent does, by calling this tool (every move is undoable); when the policy sets [approval] apply_plan = \"human\", the server first asks the person through the client (MCP elicitation) with the moves per folder and the HIGH_RISK files, the agent cannot answer for them, and a declined plan_id stays usable.",
 		mcpkit.Annotations{Title: "Apply an organize plan"},
 		json.RawMessage(`{"type":"object","properties":{`+
 			`"plan_id":{"type":"string","description":"The plan_id returned by plan_organize (single use)."}`+
@@ -105,19 +105,50 @@ type applyArgs struct {
 
 func (s *Server) applyPlan(ctx context.Context, req mcp.CallToolRequest, a applyArgs) result.OperationResult {
 	start := time.Now()
-	p, err := s.plans.Take(a.PlanID)
+	if !s.asksPerson(keyApplyPlan) {
+		return withApproval(s.applyNow(a.PlanID, start), byAgent(keyApplyPlan))
+	}
+	// The person is asked about the plan without consuming it: a declined
+	// or unanswered question leaves the plan_id usable.
+	p, err := s.plans.Peek(a.PlanID)
+	if err != nil {
+		return result.Fail("apply_plan", planIDRefusal(err), nil, start)
+	}
+	if !answering(req) {
+		if failed := s.o.Journal.Check(p.moves); len(failed) > 0 {
+			return s.stalePlan("", failed, len(p.moves), start) // not worth the person's time
+		}
+	}
+	k := s.confirm(ctx, req, organize.Ask{Action: "apply_plan", Key: keyApplyPlan,
+		Title:   "Apply this organize plan? Each item moves into its folder inside the workspace; nothing is deleted or overwritten, and undo_last_action takes the whole plan back.",
+		IDLabel: "Plan", ID: a.PlanID, Moves: p.moves, PerFolder: true}, start)
+	if k.stop != nil {
+		return *k.stop
+	}
+	return k.done(s.applyNow(a.PlanID, start))
+}
+
+// applyNow consumes the plan and applies it: every file is re-checked
+// against what was planned (and asked about) before anything moves.
+func (s *Server) applyNow(planID string, start time.Time) result.OperationResult {
+	p, err := s.plans.Take(planID)
 	if err != nil {
 		return result.Fail("apply_plan", planIDRefusal(err), nil, start)
 	}
 	var intentID string
-	out, err := s.o.Journal.Do("apply_plan", a.PlanID, p.moves, s.intent("apply_plan", map[string]any{"plan_id": a.PlanID}, &intentID))
+	out, err := s.o.Journal.Do("apply_plan", planID, p.moves, s.intent("apply_plan", map[string]any{"plan_id": planID}, &intentID))
 	if err != nil && out.Action == nil && len(out.Failed) > 0 {
-		// Anything changed since planning: the whole plan is stale.
-		return s.finish("apply_plan", "", result.With("apply_plan", result.Stale,
-			fmt.Sprintf("%d of %d planned moves no longer hold, so nothing was moved; call plan_organize again", len(out.Failed), len(p.moves)),
-			map[string]any{"moved": 0, "stale": capFailures(out.Failed)}, start))
+		return s.stalePlan(intentID, out.Failed, len(p.moves), start)
 	}
 	return s.report("apply_plan", intentID, out, err, start)
+}
+
+// stalePlan is the answer when anything changed since planning: the whole
+// plan is stale and nothing moves.
+func (s *Server) stalePlan(intentID string, failed []journal.Failure, planned int, start time.Time) result.OperationResult {
+	return s.finish("apply_plan", intentID, result.With("apply_plan", result.Stale,
+		fmt.Sprintf("%d of %d planned moves no longer hold, so nothing was moved; call plan_organize again", len(failed), planned),
+		map[string]any{"moved": 0, "stale": capFailures(failed)}, start))
 }
 
 // planIDRefusal words the id store's refusal of a plan_id for plans: the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/ids"
 	"github.com/bastion-mcp/bastion/safety/jail"
@@ -32,6 +33,15 @@ type Options struct {
 	Logger  *slog.Logger
 	Version string
 	PlanTTL time.Duration
+	// Asker asks the person (MCP elicitation) before the operations whose
+	// who-confirms setting is approval.Human; nil: the agent's call is the
+	// confirmation, as before [approval].
+	Asker *approval.Asker
+	// ApplyPlan is who confirms apply_plan ([approval] apply_plan).
+	ApplyPlan approval.Who
+	// MoveFile is who confirms move_file, undo_last_action and
+	// redo_last_action ([approval] move_file).
+	MoveFile approval.Who
 }
 
 // Server holds organizerd's state.
