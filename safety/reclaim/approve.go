@@ -36,7 +36,7 @@ func (r *Reclaimer) ask(ctx context.Context, q Request) (Result, error) {
 	}
 	v := r.o.Asker.Ask(ctx, q.Call, question)
 	if v.Approval == nil {
-		v.Approval = &approval.Approval{Asked: false, Key: Key} // refused before (or without) an answer
+		v.Approval = noAnswer(q.Call, v.Err)
 	}
 	switch {
 	case v.Pending:
@@ -54,6 +54,16 @@ func (r *Reclaimer) ask(ctx context.Context, q Request) (Result, error) {
 	res.Approval = v.Approval
 	v.Done(res.FirstRefusal())
 	return res, nil
+}
+
+// noAnswer is detail.approval of a refusal without the person's answer:
+// the question went unanswered (TIMEOUT, or a retry that did not match
+// it), or it was never asked (the client cannot ask).
+func noAnswer(call mcp.CallToolRequest, err error) *approval.Approval {
+	if retry(call) || result.CodeOf(err) == result.Timeout {
+		return &approval.Approval{Asked: true, By: string(approval.Human), Key: Key}
+	}
+	return &approval.Approval{Asked: false, Key: Key}
 }
 
 // askAbout builds the question from a dry run's outcomes: every find that
