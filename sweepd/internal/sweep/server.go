@@ -96,7 +96,8 @@ func New(o Options) (*Server, error) {
 // Instructions is sent to clients at initialize.
 const Instructions = "sweepd finds regenerable developer directories (node_modules, target, .venv, __pycache__, build outputs) " +
 	"inside the roots the operator fixed, and deletes them only by the ids a scan returned. " +
-	"Call scan, show the user the finds, then reclaim(ids) for a dry run, and reclaim(ids, confirm: \"delete\") only when the user agreed."
+	"Call scan, show the user the finds, then reclaim(ids) for a dry run, and reclaim(ids, confirm: \"delete\") only when the user agreed; " +
+	"under the shipped policy sweepd then asks the person in the client before deleting, and only their answer counts."
 
 // MCP builds the MCP server with exactly the tools of Tools and the risk radar's
 // file-context://{+path} resource template over the roots.
