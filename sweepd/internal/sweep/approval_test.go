@@ -2,8 +2,10 @@ package sweep
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -158,12 +160,36 @@ func TestConfirmedReclaimAsksThePerson(t *testing.T) {
 					if exists(nm) || d.ReclaimedBytes <= 0 {
 						t.Fatalf("accepted, yet %s exists=%v reclaimed %d", nm, exists(nm), d.ReclaimedBytes)
 					}
+					wantAuditOrder(t, e.auditPath, "intent:approval", "event:approval.decision", "intent:reclaim", "outcome:reclaim", "outcome:approval")
 					return
 				}
 				mustExist(t, filepath.Join(nm, "left-pad", "index.js"))
 				wantIDStillUsable(t, e, p, f.ID, nm)
 			})
 		}
+	}
+}
+
+// wantAuditOrder requires the audit log's records of these kinds and
+// actions to be exactly want, in order.
+func wantAuditOrder(t *testing.T, path string, want ...string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec struct{ Kind, Action string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if k := rec.Kind + ":" + rec.Action; slices.Contains(want, k) {
+			got = append(got, k)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("audit records %v, want %v", got, want)
 	}
 }
 
