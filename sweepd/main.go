@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/config"
 	"github.com/bastion-mcp/bastion/safety/jail"
@@ -80,8 +81,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return config.Exit(stderr, config.Fatalf("[radar] %s", result.Reason(err)))
 	}
+	who, _, _ := pol.Approval.Who()
+	fallback, timeout := pol.Approval.Asking()
+	asker := approval.New(approval.Options{Fallback: approval.Fallback(fallback), Timeout: timeout, Audit: alog})
 	srv, err := sweep.New(sweep.Options{Radar: radar, Roots: opened, Disable: pol.Sweep.Disable, TicketTTL: pol.Sweep.TTL(),
-		MaxFinds: pol.Sweep.MaxFinds, Audit: alog, Logger: logger, Version: version})
+		MaxFinds: pol.Sweep.MaxFinds, Audit: alog, Logger: logger, Version: version, Asker: asker, Confirmer: approval.Who(who)})
 	if err != nil {
 		return config.Exit(stderr, config.Fatalf("%v", err))
 	}

@@ -113,7 +113,14 @@ func TestBinaryOverStdio(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, _ := mcpkittest.StartStdio(t, bin, cleanEnv(t, "XDG_STATE_HOME="+state), "--root", root)
+	// This client cannot ask the person (no elicitation): the agent
+	// confirms here, as [approval] reclaim = "agent" says.
+	// TestBinaryDefaultPolicyAsksThePerson covers the shipped default.
+	pol := filepath.Join(t.TempDir(), "policy.toml")
+	if err := os.WriteFile(pol, []byte("[approval]\nreclaim = \"agent\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := mcpkittest.StartStdio(t, bin, cleanEnv(t, "XDG_STATE_HOME="+state), "--config", pol, "--root", root)
 	if names, want := mcpkittest.ToolNames(t, c), mcpkittest.GoldenToolNames(t, "internal/sweep/testdata/tools_list.json"); !slices.Equal(names, want) {
 		t.Fatalf("tools: %v, want %v", names, want)
 	}
@@ -189,5 +196,42 @@ func TestBinaryOverStdio(t *testing.T) {
 	v = runBin(t, cleanEnv(t), "audit", "verify", logPath)
 	if v.Code != 1 || !strings.Contains(v.Stdout+v.Stderr, "broken") {
 		t.Fatalf("audit verify of a tampered log: exit %d, %q %q", v.Code, v.Stdout, v.Stderr)
+	}
+}
+
+// TestBinaryDefaultPolicyAsksThePerson: without a policy file a confirmed
+// reclaim is the person's to confirm; a client that cannot ask gets
+// NEEDS_EXPLICIT_REQUEST naming the client feature and the policy key,
+// nothing is deleted, and the id stays valid.
+func TestBinaryDefaultPolicyAsksThePerson(t *testing.T) {
+	root := t.TempDir()
+	nm := filepath.Join(root, "proj", "node_modules")
+	for name, content := range map[string]string{"package.json": "{}", "node_modules/.package-lock.json": "{}"} {
+		p := filepath.Join(root, "proj", filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, _ := mcpkittest.StartStdio(t, bin, cleanEnv(t, "XDG_STATE_HOME="+t.TempDir()), "--root", root)
+	var scan struct {
+		Finds []struct{ ID string } `json:"finds"`
+	}
+	if r := call(t, c, "scan", map[string]any{}); r.Code != "OK" || json.Unmarshal(r.Detail, &scan) != nil || len(scan.Finds) != 1 {
+		t.Fatalf("scan: %+v", r)
+	}
+	ids := []string{scan.Finds[0].ID}
+	r := call(t, c, "reclaim", map[string]any{"ids": ids, "confirm": "delete"})
+	if r.Code != "NEEDS_EXPLICIT_REQUEST" || !strings.Contains(r.Reason, "elicitation") || !strings.Contains(r.Reason, `reclaim = "agent"`) ||
+		!strings.Contains(string(r.Detail), `"approval":{"asked":false,"key":"approval.reclaim"}`) {
+		t.Fatalf("confirmed reclaim without a way to ask the person: %+v", r)
+	}
+	if _, err := os.Stat(nm); err != nil {
+		t.Fatalf("deleted without the person: %v", err)
+	}
+	if r := call(t, c, "reclaim", map[string]any{"ids": ids}); r.Code != "OK" {
+		t.Fatalf("the id was used up by the refused call: %+v", r)
 	}
 }

@@ -15,6 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/ids"
 	"github.com/bastion-mcp/bastion/safety/jail"
@@ -68,6 +71,11 @@ type Options struct {
 	Audit *audit.Log
 	// Logger receives a note when an outcome record cannot be written.
 	Logger *slog.Logger
+	// Asker asks the person before a confirmed deletion when Confirmer is
+	// approval.Human. Without an Asker, or with approval.Agent, the agent's
+	// confirm: "delete" alone deletes, as before approval.
+	Asker     *approval.Asker
+	Confirmer approval.Who
 }
 
 // Reclaimer issues tickets for finds and reclaims them by id.
@@ -97,6 +105,9 @@ func (r *Reclaimer) Issue(t Ticket) string { return r.tickets.Issue(t) }
 type Request struct {
 	IDs     []string
 	Confirm *string // nil when the client gave none
+	// Call is the tool call itself: the Asker reads the client's session
+	// and, from a 2026-07-28 client's retry, the person's answer.
+	Call mcp.CallToolRequest
 }
 
 // DryRun reports whether the request deletes nothing: any confirm other
@@ -110,6 +121,9 @@ type Outcome struct {
 	Code      result.Code `json:"code"`
 	Reason    string      `json:"reason"`
 	SizeBytes int64       `json:"size_bytes"`
+
+	kind string    // the ticket's kind, once its ticket was found
+	live jail.Info // the find as a dry run's re-check saw it
 }
 
 // Result is a whole request's outcome.
@@ -118,6 +132,15 @@ type Result struct {
 	Outcomes  []Outcome // one per requested id, in the request's order
 	OK        int       // how many ids were (or, in a dry run, would be) deleted
 	Reclaimed int64     // bytes deleted; 0 in a dry run
+	// WouldReclaim is, in a dry run, the total size of the finds that
+	// would be deleted; 0 otherwise.
+	WouldReclaim int64
+	// Approval is who confirmed a deletion (detail.approval); nil in a dry
+	// run.
+	Approval *approval.Approval
+	// Pending: the tool's answer is the question to the person, already set
+	// on the call (a 2026-07-28 client); nothing was done yet.
+	Pending bool
 }
 
 // FirstRefusal is the code of the first id that was not OK, or OK when
@@ -132,8 +155,9 @@ func (r Result) FirstRefusal() result.Code {
 }
 
 // Run handles every id of q and returns the outcome of each. The only
-// error is a refusal of the request as a whole (ErrNoIDs, ErrTooMany);
-// refusals of single ids are in their Outcome.
+// error is a refusal of the request as a whole (ErrNoIDs, ErrTooMany, or
+// the person's answer when Options.Confirmer is approval.Human: see
+// approve.go); refusals of single ids are in their Outcome.
 func (r *Reclaimer) Run(ctx context.Context, q Request) (Result, error) {
 	if len(q.IDs) == 0 {
 		return Result{}, ErrNoIDs
@@ -141,20 +165,34 @@ func (r *Reclaimer) Run(ctx context.Context, q Request) (Result, error) {
 	if len(q.IDs) > MaxIDs {
 		return Result{}, ErrTooMany
 	}
-	res := Result{DryRun: q.DryRun(), Outcomes: make([]Outcome, len(q.IDs))}
+	if q.DryRun() {
+		return r.run(ctx, q.IDs, true), nil
+	}
+	if !r.asks() {
+		res := r.run(ctx, q.IDs, false)
+		res.Approval = &approval.Approval{Asked: false, By: string(approval.Agent), Key: Key}
+		return res, nil
+	}
+	return r.ask(ctx, q)
+}
+
+// run handles ids, each independently, a dry run (peeking at tickets) or
+// in earnest (using them up).
+func (r *Reclaimer) run(ctx context.Context, ids []string, dry bool) Result {
+	res := Result{DryRun: dry, Outcomes: make([]Outcome, len(ids))}
 	seen := map[string]bool{}
 	jobs := make(chan int)
 	var wg sync.WaitGroup
-	for range min(len(q.IDs), Workers) {
+	for range min(len(ids), Workers) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				res.Outcomes[i] = r.one(ctx, q.IDs[i], res.DryRun)
+				res.Outcomes[i] = r.one(ctx, ids[i], dry)
 			}
 		}()
 	}
-	for i, id := range q.IDs {
+	for i, id := range ids {
 		if seen[id] {
 			res.Outcomes[i] = Outcome{ID: Truncate(id, 64), Code: result.InvalidRequest, Reason: "this id appears twice in the request"}
 			continue
@@ -164,15 +202,25 @@ func (r *Reclaimer) Run(ctx context.Context, q Request) (Result, error) {
 	}
 	close(jobs)
 	wg.Wait()
+	res.count()
+	return res
+}
+
+// count sums the OK outcomes up: how many, and the bytes deleted (or, in a
+// dry run, the bytes that would be).
+func (res *Result) count() {
+	res.OK, res.Reclaimed, res.WouldReclaim = 0, 0, 0
 	for _, o := range res.Outcomes {
-		if o.Code == result.OK {
-			res.OK++
-			if !res.DryRun {
-				res.Reclaimed += o.SizeBytes
-			}
+		if o.Code != result.OK {
+			continue
+		}
+		res.OK++
+		if res.DryRun {
+			res.WouldReclaim += o.SizeBytes
+		} else {
+			res.Reclaimed += o.SizeBytes
 		}
 	}
-	return res, nil
 }
 
 // one handles one id: ticket, re-check, and in earnest intent, removal and
@@ -187,7 +235,7 @@ func (r *Reclaimer) one(ctx context.Context, id string, dry bool) Outcome {
 		code, reason := result.Classify(err)
 		return Outcome{ID: Truncate(id, 64), Code: code, Reason: reason}
 	}
-	out := Outcome{ID: id, Path: filepath.Join(t.Root.Path(), filepath.FromSlash(t.Rel)), SizeBytes: t.Size}
+	out := Outcome{ID: id, Path: filepath.Join(t.Root.Path(), filepath.FromSlash(t.Rel)), SizeBytes: t.Size, kind: t.Kind}
 	kind, ok := r.o.Kinds[t.Kind]
 	if !ok {
 		out.Code, out.Reason = result.PolicyDenied, "this kind of target is disabled"
@@ -211,6 +259,7 @@ func verify(t Ticket, g jail.Guard, out Outcome) Outcome {
 		out.Code, out.Reason = result.Classify(err)
 		return out
 	}
+	out.live = d.Info()
 	p.Close()
 	d.Close()
 	out.Code, out.Reason = result.OK, "would be deleted (dry run)"

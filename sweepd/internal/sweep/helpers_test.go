@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"golang.org/x/sys/unix"
 
+	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
@@ -144,6 +145,10 @@ type reclaimOut struct {
 	DryRun         bool         `json:"dry_run"`
 	Results        []outcomeOut `json:"results"`
 	ReclaimedBytes int64        `json:"reclaimed_bytes"`
+	// WouldReclaimBytes is a dry run's total.
+	WouldReclaimBytes int64 `json:"would_reclaim_bytes"`
+	// Approval is who confirmed a deletion.
+	Approval *approval.Approval `json:"approval"`
 }
 
 // call invokes a tool through the client with raw JSON arguments and

@@ -18,8 +18,8 @@ func Prompts() []mcpkit.Prompt {
 1. Call scan without a path (it scans every configured root) with min_size_mb ${arguments.min_size_mb} and older_than_days ${arguments.older_than_days}.
 2. Show me the finds, largest first: path, kind, size, and the command that regenerates each. Leave out finds marked keep=true: a .bastion-keep file protects them.
 3. Ask me which ids to delete. Do not choose for me.
-4. Call reclaim with exactly the ids I chose and no confirm: that is a dry run that re-checks each find against the disk. Show me what it would delete and the total.
-5. Only after I say yes to that list, call reclaim again with the same ids and confirm set to "delete".
+4. Call reclaim with exactly the ids I chose and no confirm: that is a dry run that re-checks each find against the disk. Show me what it would delete and the total (would_reclaim_bytes).
+5. Only after I say yes to that list, call reclaim again with the same ids and confirm set to "delete". Under the shipped policy sweepd then asks me itself, in my client, before it deletes anything; if it reports that I declined, dismissed the question or did not answer, nothing was deleted: do not call again unless I ask you to.
 
 Ids expire some time after the scan that issued them; if reclaim says an id is stale or unknown, scan again rather than guessing. Never delete anything I did not name.`,
 	}}

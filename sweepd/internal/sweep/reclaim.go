@@ -19,7 +19,8 @@ import (
 // The description states the configured ticket lifetime ([sweep] ticket_ttl).
 func (s *Server) reclaimTool() server.ServerTool {
 	return server.ServerTool{Tool: mcpkit.NewTool("reclaim",
-		"Delete directories found by scan, named only by their ids. Without confirm, or with any confirm other than the exact string \"delete\", this is a dry run that re-checks each find and reports what would be deleted. Each find is re-validated against the live filesystem right before deletion (same directory, still beneath its root, not a symlink or mount, marker still beside it, no .bastion-keep); ids are single-use and expire "+ttlWords(s.reclaimer.TTL())+" after the scan that issued them (then scan again).",
+		"Delete directories found by scan, named only by their ids. Without confirm, or with any confirm other than the exact string \"delete\", this is a dry run that re-checks each find and reports what would be deleted. Each find is re-validated against the live filesystem right before deletion (same directory, still beneath its root, not a symlink or mount, marker still beside it, no .bastion-keep); ids are single-use and expire "+ttlWords(s.reclaimer.TTL())+" after the scan that issued them (then scan again). "+
+			"Who confirms a deletion is the policy's [approval] reclaim: under the shipped policy (\"human\") confirm: \"delete\" only asks, and the person answers in the client (MCP elicitation) after seeing every path, its size and the total; the agent cannot answer for them, and declining, dismissing or not answering deletes nothing and leaves the ids valid. With \"agent\", confirm: \"delete\" alone deletes.",
 		mcpkit.Annotations{Title: "Reclaim scanned directories", Destructive: true},
 		json.RawMessage(`{"type":"object","properties":{`+
 			`"ids":{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":1000,"description":"Ids from scan."},`+
@@ -50,13 +51,24 @@ type reclaimArgs struct {
 type Outcome = reclaim.Outcome
 
 // reclaim runs the safety pipeline and puts its outcome into words.
-func (s *Server) reclaim(ctx context.Context, _ mcp.CallToolRequest, a reclaimArgs) result.OperationResult {
+func (s *Server) reclaim(ctx context.Context, req mcp.CallToolRequest, a reclaimArgs) result.OperationResult {
 	start := time.Now()
-	res, err := s.reclaimer.Run(ctx, reclaim.Request{IDs: a.IDs, Confirm: a.Confirm})
-	if err != nil {
-		return result.Fail("reclaim", err, nil, start)
+	res, err := s.reclaimer.Run(ctx, reclaim.Request{IDs: a.IDs, Confirm: a.Confirm, Call: req})
+	if res.Pending {
+		return result.OperationResult{} // the question to the person is the answer
 	}
 	detail := map[string]any{"dry_run": res.DryRun, "results": res.Outcomes, "reclaimed_bytes": res.Reclaimed}
+	if res.DryRun {
+		detail["would_reclaim_bytes"] = res.WouldReclaim
+	} else if res.Approval != nil {
+		detail["approval"] = res.Approval
+	}
+	if err != nil {
+		if res.Outcomes == nil {
+			detail = nil
+		}
+		return result.Fail("reclaim", err, detail, start)
+	}
 	reason := reclaimReason(a, res)
 	if res.OK == len(a.IDs) {
 		return result.Success("reclaim", reason, detail, start)

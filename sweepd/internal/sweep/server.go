@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
@@ -26,6 +27,11 @@ type Options struct {
 	// Radar answers the file-context resource. When nil, New builds an
 	// engine with the built-in rule packs only.
 	Radar *risk.Engine
+	// Asker asks the person before a confirmed reclaim deletes, when
+	// Confirmer ([approval] reclaim) is approval.Human. Without an Asker the
+	// agent's confirm: "delete" alone deletes.
+	Asker     *approval.Asker
+	Confirmer approval.Who
 }
 
 // Server holds sweepd's state: the fixed roots and the reclaimer, which
@@ -81,7 +87,8 @@ func New(o Options) (*Server, error) {
 	for k, t := range ix.kinds {
 		kinds[k] = reclaim.Kind{Markers: t.Markers, Inside: t.Inside}
 	}
-	rc := reclaim.New(reclaim.Options{Kinds: kinds, KeepFile: KeepFile, TTL: o.TicketTTL, Audit: o.Audit, Logger: o.Logger})
+	rc := reclaim.New(reclaim.Options{Kinds: kinds, KeepFile: KeepFile, TTL: o.TicketTTL, Audit: o.Audit, Logger: o.Logger,
+		Asker: o.Asker, Confirmer: o.Confirmer})
 	return &Server{roots: o.Roots, ix: ix, targets: enabled, reclaimer: rc,
 		maxFinds: o.MaxFinds, log: o.Logger, version: o.Version, radar: o.Radar}, nil
 }
@@ -89,7 +96,8 @@ func New(o Options) (*Server, error) {
 // Instructions is sent to clients at initialize.
 const Instructions = "sweepd finds regenerable developer directories (node_modules, target, .venv, __pycache__, build outputs) " +
 	"inside the roots the operator fixed, and deletes them only by the ids a scan returned. " +
-	"Call scan, show the user the finds, then reclaim(ids) for a dry run, and reclaim(ids, confirm: \"delete\") only when the user agreed."
+	"Call scan, show the user the finds, then reclaim(ids) for a dry run, and reclaim(ids, confirm: \"delete\") only when the user agreed; " +
+	"under the shipped policy sweepd then asks the person in the client before deleting, and only their answer counts."
 
 // MCP builds the MCP server with exactly the tools of Tools and the risk radar's
 // file-context://{+path} resource template over the roots.
@@ -109,15 +117,4 @@ func (s *Server) Tools() []server.ServerTool {
 
 type noArgs struct{}
 
-func human(b int64) string {
-	const unit = 1024
-	if b < unit {
-		return fmt.Sprintf("%d B", b)
-	}
-	div, exp := int64(unit), 0
-	for n := b / unit; n >= unit; n /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
-}
+func human(b int64) string { return reclaim.Size(b) }
