@@ -27,7 +27,7 @@ const inputID = "approval"
 type state struct {
 	Digest string `json:"d"`
 	Intent string `json:"i"`
-	Issued int64  `json:"t"`
+	Issued int64  `json:"t"` // Unix milliseconds
 	Nonce  string `json:"n"`
 }
 
@@ -62,7 +62,7 @@ func (a *Asker) verify(token string) (state, bool) {
 func (a *Asker) pending(ctx context.Context, q Question, digest, intent string) Verdict {
 	var n [16]byte
 	_, _ = rand.Read(n[:])
-	tok := a.sign(state{Digest: digest, Intent: intent, Issued: time.Now().Unix(), Nonce: hex.EncodeToString(n[:])})
+	tok := a.sign(state{Digest: digest, Intent: intent, Issued: time.Now().UnixMilli(), Nonce: hex.EncodeToString(n[:])})
 	r := server.NewInputRequestBuilder(tok).
 		Elicit(inputID, mcp.ElicitationParams{Message: q.Message(), RequestedSchema: q.Schema()}).ToolResult()
 	if !mcpkit.SetInputRequired(ctx, r) {
@@ -87,7 +87,7 @@ func (a *Asker) resume(ctx context.Context, req mcp.CallToolRequest, q Question,
 		v.Done(result.CodeOf(err))
 		return v
 	}
-	issued := time.Unix(s.Issued, 0)
+	issued := time.UnixMilli(s.Issued)
 	if time.Since(issued) > a.o.Timeout {
 		return record("late", ErrTimeout)
 	}

@@ -11,12 +11,12 @@ import (
 // signed verify, unchanged, and each is honoured once.
 func TestSignedStateCannotBeForgedTamperedOrReplayed(t *testing.T) {
 	a, other := New(Options{}), New(Options{})
-	tok := a.sign(state{Digest: "d", Intent: "i-1", Issued: time.Now().Unix(), Nonce: "n1"})
+	tok := a.sign(state{Digest: "d", Intent: "i-1", Issued: time.Now().UnixMilli(), Nonce: "n1"})
 	if s, ok := a.verify(tok); !ok || s.Digest != "d" || s.Intent != "i-1" {
 		t.Fatalf("a valid state did not verify: %+v %v", s, ok)
 	}
 	body, mac, _ := strings.Cut(tok, ".")
-	forged := other.sign(state{Digest: "d", Intent: "i-1", Issued: time.Now().Unix(), Nonce: "n1"})
+	forged := other.sign(state{Digest: "d", Intent: "i-1", Issued: time.Now().UnixMilli(), Nonce: "n1"})
 	for name, bad := range map[string]string{
 		"another process's key": forged,
 		"tampered body":         strings.Replace(body, body[len(body)-2:], "AA", 1) + "." + mac,
