@@ -3,27 +3,36 @@ package config
 import "time"
 
 // Approval says who confirms what cannot be undone: the person, asked
-// through the client (MCP elicitation), or the agent, by an argument it
-// writes. docs/approval.md explains why the agent cannot answer a question
-// meant for the person.
+// through the client (an MCP elicitation form that the client shows to the
+// user, not to the model), or the agent, by an argument it writes.
+// docs/approval.md explains who can confirm what, why the agent cannot
+// answer a question meant for the person, and which clients can ask.
 type Approval struct {
-	// Reclaim is who confirms a sweepd reclaim that deletes: "human"
-	// (default: deleting is permanent) or "agent" (confirm: "delete" alone).
+	// Reclaim is who confirms a sweepd reclaim that deletes (a call with
+	// confirm: "delete"). "human" (default): the person is asked, and
+	// nothing is deleted unless they answer "allow once", because deletion
+	// is permanent. "agent": confirm: "delete" alone deletes.
 	Reclaim string `toml:"reclaim" json:"reclaim"`
-	// ApplyPlan is who confirms organizerd's apply_plan: "agent" (default:
-	// every move is undoable, and the plan was shown first) or "human".
+	// ApplyPlan is who confirms organizerd's apply_plan. "agent" (default):
+	// the agent applies a plan it was shown, because every move can be
+	// undone with undo_last_action. "human": the person is asked first,
+	// with the moves counted per destination folder and the HIGH_RISK files
+	// named.
 	ApplyPlan string `toml:"apply_plan" json:"apply_plan"`
 	// MoveFile is who confirms organizerd's move_file, undo_last_action and
-	// redo_last_action: "agent" (default: undoable) or "human".
+	// redo_last_action. "agent" (default): each move can be undone. "human":
+	// the person is asked about every call.
 	MoveFile string `toml:"move_file" json:"move_file"`
-	// Fallback is what happens when a person should confirm but the client
-	// cannot ask one: "refuse" (default: NEEDS_EXPLICIT_REQUEST, nothing
-	// changes) or "agent" (the agent's confirmation applies, as without
-	// [approval]).
+	// Fallback is what happens when the person should confirm but the
+	// client cannot ask one (it did not declare MCP elicitation). "refuse"
+	// (default): NEEDS_EXPLICIT_REQUEST, nothing changes, and the reason
+	// names the client feature needed and this key. "agent": the agent's
+	// own confirmation applies, as if the key said "agent". It also applies
+	// to terminald's ask tier ([terminal.ask], ask_args).
 	Fallback string `toml:"fallback" json:"fallback"`
-	// TimeoutSeconds is how long a question waits for the person (default
-	// 600, at most 86400); an unanswered question is TIMEOUT and changes
-	// nothing.
+	// TimeoutSeconds is how long a question waits for the person's answer
+	// (default 600, at most 86400). A question left unanswered is TIMEOUT
+	// and changes nothing; ids and plans stay usable.
 	TimeoutSeconds int `toml:"timeout_seconds" json:"timeout_seconds"`
 }
 
@@ -35,6 +44,16 @@ const (
 	DefaultApproveMoveFile  = "agent"
 	DefaultApprovalFallback = "refuse"
 )
+
+// ApprovalWho and ApprovalFallbacks are the values [approval]'s keys take
+// (docs/policy.md and the policy schema list them).
+var (
+	ApprovalWho       = []string{"human", "agent"}
+	ApprovalFallbacks = []string{"refuse", "agent"}
+)
+
+// ApprovalTimeoutMax bounds timeout_seconds (one day).
+const ApprovalTimeoutMax = 86400
 
 // DefaultApprovalTimeout is how long a question waits by default.
 const DefaultApprovalTimeout = 600 * time.Second
@@ -77,8 +96,8 @@ func (a Approval) validate() error {
 	default:
 		return Fatalf("[approval] fallback must be \"refuse\" or \"agent\", not %q", a.Fallback)
 	}
-	if a.TimeoutSeconds < 0 || a.TimeoutSeconds > 86400 {
-		return Fatalf("[approval] timeout_seconds must be between 1 and 86400, not %d", a.TimeoutSeconds)
+	if a.TimeoutSeconds < 0 || a.TimeoutSeconds > ApprovalTimeoutMax {
+		return Fatalf("[approval] timeout_seconds must be between 1 and %d, not %d", ApprovalTimeoutMax, a.TimeoutSeconds)
 	}
 	return nil
 }

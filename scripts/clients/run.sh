@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make clients: real third-party MCP clients against every built server.
-#   1. the official TypeScript SDK client over stdio (sdk-client.mjs)
+#   1. the official TypeScript SDK client over stdio (sdk-client.mjs), and
+#      the same client declaring elicitation, with a scripted person answering
+#      each server's approval questions (approval.mjs, issue 10)
 #   2. the official conformance suite over Streamable HTTP, with
 #      conformance-baseline.yml listing the fixture scenarios that cannot apply
 #   3. the MCP Inspector CLI: tools/list and one tools/call per server
@@ -8,6 +10,12 @@
 # `make clients-setup` (npm install from the pinned lockfile) done first.
 #
 # usage: scripts/clients/run.sh BIN_DIR
+#
+# BASTION_CLIENTS_TERMINAL_ASK=1 also drives terminald's ask tier in
+# approval.mjs ([terminal.ask] commands = ["git"]: deny, allow once, allow
+# for the session). It is off until terminald asks the person about its ask
+# tier (today such a command is refused with NEEDS_EXPLICIT_REQUEST); make
+# it the default then.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BIN=$(cd "${1:?usage: run.sh BIN_DIR}" && pwd)
@@ -28,6 +36,13 @@ sandbox() { bash "$here/../make_demo_sandbox.sh" "$tmp/$1" >/dev/null; echo "$tm
 echo "== TypeScript SDK client (stdio)"
 for s in "${servers[@]}"; do
   node "$here/sdk-client.mjs" "$BIN/$s" "$(sandbox "sdk-$s")" || fail=1
+done
+
+echo "== TypeScript SDK client with elicitation: the person approves (stdio)"
+ask_flag=()
+[ "${BASTION_CLIENTS_TERMINAL_ASK:-0}" = 1 ] && ask_flag=(--terminal-ask)
+for s in "${servers[@]}"; do
+  node "$here/approval.mjs" "$BIN/$s" "$(sandbox "appr-$s")" "${ask_flag[@]}" || fail=1
 done
 
 echo "== conformance suite (Streamable HTTP)"

@@ -3,6 +3,12 @@
 // OperationResult code and reason it got. It exits non-zero when any step's
 // code differs from the expected one, so `make demo` is also a test.
 //
+// The client declares elicitation: its handler is a scripted person
+// (person.go) who answers the one question the demo expects, sweepd asking
+// before a confirmed reclaim deletes ([approval] reclaim = "human", the
+// default), and prints that question as the person would read it. A
+// question anywhere else fails the demo.
+//
 // It also checks that a server writes nothing but JSON-RPC messages to
 // stdout (logs belong on stderr) and that no answer ever contains the fake
 // secret the sandbox plants in .env files.
@@ -37,6 +43,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/bastion-mcp/bastion/safety/approval"
 )
 
 // fakeSecret is planted by make_demo_sandbox.sh; no answer may contain it.
@@ -60,6 +68,7 @@ type session struct {
 	tools    map[string]bool
 	template bool
 	guard    *stdoutGuard
+	person   *person
 	failures int
 }
 
@@ -191,16 +200,18 @@ func start(name, path string, args []string, policy string) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{name: name, cmd: cmd, stderr: &bytes.Buffer{}, tools: map[string]bool{}, guard: &stdoutGuard{}}
+	s := &session{name: name, cmd: cmd, stderr: &bytes.Buffer{}, tools: map[string]bool{}, guard: &stdoutGuard{}, person: &person{}}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	tr := transport.NewIO(s.guard.wrap(stdout), stdin, io.NopCloser(strings.NewReader("")))
-	s.c = client.NewClient(tr)
+	s.c = client.NewClient(tr, client.WithElicitationHandler(s.person))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := s.c.Start(ctx); err != nil {
+	// The transport keeps Start's context for the server's requests to the
+	// client (the person's questions): it must outlive this function.
+	if err := s.c.Start(context.Background()); err != nil {
 		s.stop()
 		return nil, err
 	}
@@ -262,7 +273,9 @@ func (s *session) call(label, tool string, args map[string]any, want string) opR
 	req.Params.Name = tool
 	req.Params.Arguments = args
 	a, _ := json.Marshal(args)
+	asked, unexpected, _ := s.person.counts()
 	res, err := s.c.CallTool(ctx, req)
+	defer s.checkAsked(tool, asked, unexpected)
 	var r opResult
 	if err != nil {
 		r = opResult{Code: "PROTOCOL_ERROR", Reason: err.Error()}
@@ -291,6 +304,21 @@ func (s *session) call(label, tool string, args map[string]any, want string) opR
 	}
 	fmt.Println()
 	return r
+}
+
+// checkAsked fails the demo when the server asked the person a question
+// nobody expected, or did not ask one the step expected.
+func (s *session) checkAsked(tool string, asked, unexpected int) {
+	nowAsked, nowUnexpected, unused := s.person.counts()
+	if nowUnexpected > unexpected {
+		fmt.Printf("FAIL %s: %s asked the person where the demo expects no question\n", s.name, tool)
+		failed = true
+	}
+	if unused > 0 {
+		fmt.Printf("FAIL %s: %s did not ask the person (asked %d time(s)); the demo expects a question\n", s.name, tool, nowAsked-asked)
+		failed = true
+	}
+	s.person.forget()
 }
 
 func oneLine(s string, n int) string {
@@ -338,7 +366,9 @@ func sweepDemo(s *session, _ string) {
 	}
 	s.call("dry run (no confirm)", "reclaim", map[string]any{"ids": ids}, "OK")
 	s.call("a kept project is never reclaimed", "reclaim", map[string]any{"ids": kept[:1], "confirm": "delete"}, "POLICY_DENIED")
-	s.call("reclaim with confirm", "reclaim", map[string]any{"ids": ids, "confirm": "delete"}, "OK")
+	// [approval] reclaim = "human" (the default): the agent's confirm alone
+	// deletes nothing; the server asks the person, who allows it once.
+	s.callAsked("confirmed; the person allows it once", "reclaim", map[string]any{"ids": ids, "confirm": "delete"}, "OK", approval.AnswerOnce)
 	s.call("the same ids again are used up", "reclaim", map[string]any{"ids": ids[:1], "confirm": "delete"}, "STALE")
 }
 

@@ -41,6 +41,10 @@ var enums = map[string][]string{
 	"terminal.sandbox.network":   config.Networks,
 	"terminal.sandbox.caches":    config.CacheNames,
 	"organizer.skip.layer":       {"protection", "restraint"},
+	"approval.reclaim":           config.ApprovalWho,
+	"approval.apply_plan":        config.ApprovalWho,
+	"approval.move_file":         config.ApprovalWho,
+	"approval.fallback":          config.ApprovalFallbacks,
 }
 
 // bounds lists the ranges of integer keys (0, the default, is always
@@ -53,6 +57,7 @@ var bounds = map[string][2]int{
 	"terminal.limits.cpu_seconds":      {config.CPUSecondsMin, config.CPUSecondsMax},
 	"terminal.limits.max_file_mb":      {config.MaxFileMBMin, config.MaxFileMBMax},
 	"terminal.limits.max_open_files":   {config.MaxOpenFilesMin, config.MaxOpenFilesMax},
+	"approval.timeout_seconds":         {1, config.ApprovalTimeoutMax},
 }
 
 // envs names the environment variable that overrides a key.
