@@ -49,6 +49,7 @@ type Policy struct {
 	Terminal      Terminal  `toml:"terminal" json:"terminal"`
 	Organizer     Organizer `toml:"organizer" json:"organizer"`
 	Radar         Radar     `toml:"radar" json:"radar"`
+	Approval      Approval  `toml:"approval" json:"approval"`
 
 	// File is the policy file's absolute path ("" when none was given).
 	File string `toml:"-" json:"-"`
@@ -494,6 +495,9 @@ func (p *Policy) validateShared() error {
 	}
 	if err := redact.Check(p.Redaction.Extras()); err != nil {
 		return &Fatal{Msg: err.Error(), Err: err}
+	}
+	if err := p.Approval.validate(); err != nil {
+		return err
 	}
 	return p.Terminal.Validate()
 }

@@ -118,7 +118,11 @@ func Handle[T any](action string, log *slog.Logger, f Func[T]) server.ToolHandle
 			notifyLog(ctx, r)
 			return ToResult(r), nil
 		}
-		r := f(ctx, req, args)
+		p := &pending{}
+		r := f(context.WithValue(ctx, pendingKey{}, p), req, args)
+		if p.r != nil {
+			return p.r, nil // a question for the person; the retry carries the answer
+		}
 		if r.Action == "" {
 			r.Action = action
 		}
