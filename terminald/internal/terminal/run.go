@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/runner"
@@ -47,19 +48,31 @@ type RunDetail struct {
 	// Limit names the limit that stopped the command: memory, processes,
 	// cpu, file_size, open_files or timeout.
 	Limit string `json:"limit,omitempty"`
+	// Approval is present when the command needed a person's approval:
+	// who approved it (by "human", scope "once" or "session"; by "agent"
+	// when the client cannot ask and the policy's fallback lets it).
+	Approval *approval.Approval `json:"approval,omitempty"`
 }
 
-func (s *Server) runCommand(ctx context.Context, _ mcp.CallToolRequest, a runArgs) result.OperationResult {
+func (s *Server) runCommand(ctx context.Context, call mcp.CallToolRequest, a runArgs) result.OperationResult {
 	start := time.Now()
 	req := runner.Request{Line: a.Command}
 	if a.Cwd != nil {
 		req.Cwd = *a.Cwd
 	}
+	if asker := s.o.Asker; asker != nil {
+		req.Ask = func(ctx context.Context, q approval.Question) approval.Verdict { return asker.Ask(ctx, call, q) }
+	}
 	out := s.run.Run(ctx, req)
-	if !out.Ran {
+	switch {
+	case out.Pending:
+		return result.OperationResult{} // the question is the answer; it is not sent
+	case !out.Ran && out.Approval != nil:
+		return result.With(runAction, out.Code, out.Reason, map[string]any{"approval": out.Approval}, start)
+	case !out.Ran:
 		return result.With(runAction, out.Code, out.Reason, nil, start)
 	}
 	return result.With(runAction, out.Code, out.Reason, RunDetail{Argv: out.Argv, ExitCode: out.ExitCode, Signal: out.Signal,
 		Stdout: string(out.Stdout), Stderr: string(out.Stderr), Truncated: out.Truncated, Confinement: out.Confinement,
-		Limit: out.Limit}, start)
+		Limit: out.Limit, Approval: out.Approval}, start)
 }
