@@ -87,28 +87,34 @@ func (r *Runner) question(j judged) approval.Question {
 // still be the same directory in the jail. Anything else is STALE and runs
 // nothing; the verdict's outcome is recorded.
 func (r *Runner) recheck(req Request, before judged, v approval.Verdict) (judged, Outcome, bool) {
-	stale := func(why string, cause error) (judged, Outcome, bool) {
+	stale := func(err error) (judged, Outcome, bool) {
 		v.Done(result.Stale)
-		out := r.refused(req.Line, result.Wrap(result.Stale, why+" while the person was being asked: nothing was run; "+
-			"call again to ask about the command as it is now", cause))
+		out := r.refused(req.Line, err)
 		out.Approval = v.Approval
 		return judged{}, out, false
 	}
-	now, out, ok := r.judge(req)
+	now, err := r.judge(req)
 	switch {
-	case !ok:
-		return stale("the command or its working directory changed ("+out.Reason+")", out.Err)
+	case err != nil:
+		return stale(errChanged("the command or its working directory changed ("+result.Reason(err)+")", err))
 	case now.ev.askErr == nil:
 		now.dh.Close()
-		return stale("the command's decision changed", nil)
+		return stale(errChanged("the command's decision changed", nil))
 	case now.ev.Executable != before.ev.Executable:
 		now.dh.Close()
-		return stale("the program now resolves to "+now.ev.Executable+", not "+before.ev.Executable, nil)
+		return stale(errChanged("the program now resolves to "+now.ev.Executable+", not "+before.ev.Executable, nil))
 	case now.dir != before.dir || now.id != before.id:
 		now.dh.Close()
-		return stale("the working directory was replaced", nil)
+		return stale(errChanged("the working directory was replaced", nil))
 	}
 	return now, Outcome{}, true
+}
+
+// errChanged is the STALE refusal of a command whose facts changed while
+// the person was being asked.
+func errChanged(why string, cause error) error {
+	return result.Wrap(result.Stale, why+" while the person was being asked: nothing was run; "+
+		"call again to ask about the command as it is now", cause)
 }
 
 // shellWords shows argv as a POSIX shell would need it typed: words made

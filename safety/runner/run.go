@@ -26,6 +26,10 @@ type Request struct {
 	// Nil: no person can be asked, and an ask decision is refused with
 	// NEEDS_EXPLICIT_REQUEST.
 	Ask AskFunc
+	// Answered reports that the call carries a person's answer to an
+	// earlier question (a 2026-07-28 retry): an ask decision whose working
+	// directory or executable is gone by then is STALE.
+	Answered bool
 }
 
 // Outcome is what Run did.
@@ -76,9 +80,12 @@ func refusal(err error) Outcome {
 // the line judged again afterwards (recheck) names the same executable
 // and working directory; nothing is held open while the person decides.
 func (r *Runner) Run(ctx context.Context, req Request) Outcome {
-	j, out, ok := r.judge(req)
-	if !ok {
-		return out
+	j, err := r.judge(req)
+	if err != nil {
+		if req.Answered && j.ev.Decision.Ask {
+			err = errChanged("the command or its working directory changed ("+result.Reason(err)+")", err)
+		}
+		return r.refused(req.Line, err)
 	}
 	var v *approval.Verdict
 	if j.ev.askErr != nil {
@@ -93,7 +100,7 @@ func (r *Runner) Run(ctx context.Context, req Request) Outcome {
 		v = &verdict
 	}
 	defer j.dh.Close()
-	out = r.start(ctx, j)
+	out := r.start(ctx, j)
 	if v != nil {
 		v.Done(out.Code)
 		out.Approval = v.Approval
@@ -101,24 +108,25 @@ func (r *Runner) Run(ctx context.Context, req Request) Outcome {
 	return out
 }
 
-// judge evaluates the line and opens its working directory in the jail:
-// false (with the refusal, recorded) when the policy refuses it (an ask
-// decision is not refused here), the working directory cannot be opened
-// or the executable is not found. On true the caller closes j.dh.
-func (r *Runner) judge(req Request) (judged, Outcome, bool) {
+// judge evaluates the line and opens its working directory in the jail.
+// The error is why it cannot run: the policy refuses it (an ask decision
+// is not refused here), the working directory cannot be opened or the
+// executable is not found; j.ev is set even then. Without an error the
+// caller closes j.dh.
+func (r *Runner) judge(req Request) (judged, error) {
 	ev := r.Evaluate(req.Line)
 	if ev.policyErr != nil {
-		return judged{}, r.refused(req.Line, ev.policyErr), false
+		return judged{ev: ev}, ev.policyErr
 	}
 	dir, dh, err := r.cwd(req.Cwd)
 	if err != nil {
-		return judged{}, r.refused(req.Line, err), false
+		return judged{ev: ev}, err
 	}
 	if ev.askErr == nil && ev.Err != nil {
 		dh.Close()
-		return judged{}, r.refused(req.Line, ev.Err), false
+		return judged{ev: ev}, ev.Err
 	}
-	return judged{ev: ev, dir: dir, dh: dh, id: dh.Info().ID}, Outcome{}, true
+	return judged{ev: ev, dir: dir, dh: dh, id: dh.Info().ID}, nil
 }
 
 // start writes the intent record and runs the judged command.

@@ -333,32 +333,44 @@ func TestQuestionShowsServerFactsAndEscapesArguments(t *testing.T) {
 	}
 }
 
-// TestWorkingDirectoryReplacedWhileAskingIsStale: the person accepts, but
-// the working directory was replaced while the question was open: STALE,
-// nothing runs (classic: the runner's check after the answer; 2026-07-28:
-// the retry's question is about another directory).
-func TestWorkingDirectoryReplacedWhileAskingIsStale(t *testing.T) {
+// TestWorkingDirectoryChangedWhileAskingIsStale: the person accepts, but
+// the working directory was replaced or removed while the question was
+// open: STALE, nothing runs (classic: the runner's check after the
+// answer; 2026-07-28: the retry's question is about another directory, or
+// there is none).
+func TestWorkingDirectoryChangedWhileAskingIsStale(t *testing.T) {
 	for _, er := range eras {
-		t.Run(er.name, func(t *testing.T) {
-			e := newEnv(t, askTouch(approval.FallbackRefuse, time.Minute))
-			sub := filepath.Join(e.Jail, "sub")
-			if err := os.Mkdir(sub, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			p := accepts(approval.AnswerOnce)
-			p.hook = func() {
+		for _, c := range []struct {
+			name   string
+			change func(sub string) error
+		}{
+			{"replaced", func(sub string) error {
 				if err := os.Rename(sub, sub+".old"); err != nil {
-					t.Error(err)
+					return err
 				}
+				return os.Mkdir(sub, 0o755)
+			}},
+			{"removed", func(sub string) error { return os.Rename(sub, sub+".old") }},
+		} {
+			t.Run(er.name+"/"+c.name, func(t *testing.T) {
+				e := newEnv(t, askTouch(approval.FallbackRefuse, time.Minute))
+				sub := filepath.Join(e.Jail, "sub")
 				if err := os.Mkdir(sub, 0o755); err != nil {
-					t.Error(err)
+					t.Fatal(err)
 				}
-			}
-			r := runBy(t, e.connect(t, er, p), "touch made.txt", "sub")
-			if r.Code != "STALE" || testfs.Exists(filepath.Join(sub, "made.txt")) || testfs.Exists(filepath.Join(sub+".old", "made.txt")) {
-				t.Fatalf("%s (%s); want STALE and nothing run", r.Code, r.Reason)
-			}
-		})
+				p := accepts(approval.AnswerOnce)
+				p.hook = func() {
+					if err := c.change(sub); err != nil {
+						t.Error(err)
+					}
+				}
+				r := runBy(t, e.connect(t, er, p), "touch made.txt", "sub")
+				if r.Code != "STALE" || !strings.Contains(r.Reason, "nothing was") ||
+					testfs.Exists(filepath.Join(sub, "made.txt")) || testfs.Exists(filepath.Join(sub+".old", "made.txt")) {
+					t.Fatalf("%s (%s); want STALE and nothing run", r.Code, r.Reason)
+				}
+			})
+		}
 	}
 }
 

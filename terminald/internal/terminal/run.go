@@ -56,7 +56,7 @@ type RunDetail struct {
 
 func (s *Server) runCommand(ctx context.Context, call mcp.CallToolRequest, a runArgs) result.OperationResult {
 	start := time.Now()
-	req := runner.Request{Line: a.Command}
+	req := runner.Request{Line: a.Command, Answered: call.Params.RequestState != "" || len(call.Params.InputResponses) > 0}
 	if a.Cwd != nil {
 		req.Cwd = *a.Cwd
 	}
