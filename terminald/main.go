@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/config"
 	"github.com/bastion-mcp/bastion/safety/ids"
@@ -78,8 +79,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return config.Exit(stderr, config.Fatalf("[radar] %s", result.Reason(err)))
 	}
+	fallback, timeout := pol.Approval.Asking()
 	o := terminal.Options{Options: runner.Options{TerminalRuntime: rt, Root: root, Redact: rs, Audit: alog, Logger: cli.Logger},
-		Radar: radar, Version: version}
+		Radar: radar, Version: version,
+		Asker: approval.New(approval.Options{Fallback: approval.Fallback(fallback), Timeout: timeout, Audit: alog})}
 	if rt.Net == sandbox.NetProxy {
 		stop, sock, err := startProxy(rt.StateDir, pol.Terminal.Sandbox.AllowedHosts, alog, cli.Logger)
 		if err != nil {

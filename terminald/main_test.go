@@ -236,3 +236,31 @@ func benchRunTrue(b *testing.B, pause time.Duration) {
 	b.Logf("run_command(true) over stdio: p50 %.2f ms, p99 %.2f ms; fork/exec /bin/true: p50 %.2f ms, p99 %.2f ms; p50 overhead %.2f ms (goal < 3 ms), %d samples",
 		sp50, sp99, dp50, dp99, sp50-dp50, n)
 }
+
+// TestBinaryAsksThroughThePolicysApproval: the binary builds its Asker
+// from [approval]. A client without elicitation (this test's) is refused
+// an ask decision under the default fallback "refuse", naming the missing
+// client feature, and nothing runs; under fallback = "agent" the command
+// runs, approved by the agent.
+func TestBinaryAsksThroughThePolicysApproval(t *testing.T) {
+	ask := allow + "[terminal.ask]\ncommands = [\"touch\"]\n"
+	for _, c := range []struct{ name, approval, code string }{
+		{"default fallback refuse", "", "NEEDS_EXPLICIT_REQUEST"},
+		{"fallback agent", "[approval]\nfallback = \"agent\"\n", "OK"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			jail := t.TempDir()
+			r := call(t, startStdio(t, policy(t, jail, ask+c.approval)), "run_command", map[string]any{"command": "touch made.txt"})
+			_, err := os.Stat(filepath.Join(jail, "made.txt"))
+			if r.Code != c.code || (err == nil) != (c.code == "OK") {
+				t.Fatalf("%s (%s), made.txt: %v; want %s", r.Code, r.Reason, err, c.code)
+			}
+			if a, _ := r.Detail["approval"].(map[string]any); c.code == "OK" && (a["by"] != "agent" || a["asked"] != false) {
+				t.Fatalf("detail.approval %v, want by agent, not asked", r.Detail["approval"])
+			}
+			if c.code != "OK" && !strings.Contains(r.Reason, "elicitation") {
+				t.Fatalf("reason %q does not name elicitation", r.Reason)
+			}
+		})
+	}
+}

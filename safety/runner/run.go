@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/redact"
 	"github.com/bastion-mcp/bastion/safety/result"
@@ -20,6 +21,15 @@ type Request struct {
 	// Cwd is the working directory: relative to the jail root, or absolute
 	// inside it; "" is the jail root.
 	Cwd string
+	// Ask asks the person about an ask decision through the tool call
+	// that brought the line (approval.Asker.Ask bound to its request).
+	// Nil: no person can be asked, and an ask decision is refused with
+	// NEEDS_EXPLICIT_REQUEST.
+	Ask AskFunc
+	// Answered reports that the call carries a person's answer to an
+	// earlier question (a 2026-07-28 retry): an ask decision whose working
+	// directory or executable is gone by then is STALE.
+	Answered bool
 }
 
 // Outcome is what Run did.
@@ -47,6 +57,13 @@ type Outcome struct {
 	// MaxOutputBytes after redaction; Truncated reports a cut.
 	Stdout, Stderr []byte
 	Truncated      bool
+	// Approval is detail.approval for a line that needed a person's
+	// approval: who approved it and how, or how it was refused.
+	Approval *approval.Approval
+	// Pending reports that the answer is a question for the person (a
+	// 2026-07-28 client): the input request is set, nothing ran, and the
+	// Outcome is not sent; the client's retry carries the answer.
+	Pending bool
 }
 
 // refusal is the Outcome of a request that ran nothing.
@@ -58,25 +75,63 @@ func refusal(err error) Outcome {
 // Run runs one command through the whole pipeline (see the package doc)
 // and returns its outcome. A refusal is an audit event; a command that was
 // allowed gets an intent record before it starts and an outcome record
-// after, and an intent that cannot be written runs nothing.
+// after, and an intent that cannot be written runs nothing. An ask
+// decision runs only after a person approves it (approve), and only if
+// the line judged again afterwards (recheck) names the same executable
+// and working directory; nothing is held open while the person decides.
 func (r *Runner) Run(ctx context.Context, req Request) Outcome {
+	j, err := r.judge(req)
+	if err != nil {
+		if req.Answered && j.ev.Decision.Ask {
+			err = errChanged("the command or its working directory changed ("+result.Reason(err)+")", err)
+		}
+		return r.refused(req.Line, err)
+	}
+	var v *approval.Verdict
+	if j.ev.askErr != nil {
+		j.dh.Close()
+		verdict, out, ok := r.approve(ctx, req, j)
+		if !ok {
+			return out
+		}
+		if j, out, ok = r.recheck(req, j, verdict); !ok {
+			return out
+		}
+		v = &verdict
+	}
+	defer j.dh.Close()
+	out := r.start(ctx, j)
+	if v != nil {
+		v.Done(out.Code)
+		out.Approval = v.Approval
+	}
+	return out
+}
+
+// judge evaluates the line and opens its working directory in the jail.
+// The error is why it cannot run: the policy refuses it (an ask decision
+// is not refused here), the working directory cannot be opened or the
+// executable is not found; j.ev is set even then. Without an error the
+// caller closes j.dh.
+func (r *Runner) judge(req Request) (judged, error) {
 	ev := r.Evaluate(req.Line)
 	if ev.policyErr != nil {
-		return r.refused(req.Line, ev.policyErr)
+		return judged{ev: ev}, ev.policyErr
 	}
 	dir, dh, err := r.cwd(req.Cwd)
 	if err != nil {
-		return r.refused(req.Line, err)
+		return judged{ev: ev}, err
 	}
-	defer dh.Close()
-	switch {
-	case ev.askErr != nil:
-		if err := r.approve(ctx, ev, dir); err != nil {
-			return r.refused(req.Line, err)
-		}
-	case ev.Err != nil:
-		return r.refused(req.Line, ev.Err)
+	if ev.askErr == nil && ev.Err != nil {
+		dh.Close()
+		return judged{ev: ev}, ev.Err
 	}
+	return judged{ev: ev, dir: dir, dh: dh, id: dh.Info().ID}, nil
+}
+
+// start writes the intent record and runs the judged command.
+func (r *Runner) start(ctx context.Context, j judged) Outcome {
+	ev, dir := j.ev, j.dir
 	argv := ev.Decision.Argv
 	intent, err := r.o.Audit.Intent(r.o.Action, map[string]any{"argv": r.redactArgv(argv), "cwd": dir,
 		"executable": ev.Executable, "rule": ev.Decision.Rule})
@@ -90,16 +145,6 @@ func (r *Runner) Run(ctx context.Context, req Request) Outcome {
 	stdout.Close()
 	stderr.Close()
 	return r.finish(intent, argv, outc, err, stdout, stderr)
-}
-
-// approve decides an ask decision (ev.Decision.Ask): nil lets the command
-// run, an error refuses it. It is the one place a person's approval is
-// obtained. Until the approval engine lands no person can be asked, so it
-// refuses with NEEDS_EXPLICIT_REQUEST, saying who must approve and why.
-func (r *Runner) approve(_ context.Context, ev Evaluation, _ string) error {
-	return result.Wrap(result.NeedsExplicitRequest, result.Reason(ev.askErr)+
-		". This server cannot ask a person yet, so it was not run: ask the user to run it, "+
-		"or to approve it once approval is available", ev.askErr)
 }
 
 // execute runs spec in the sandbox with a private HOME and TMPDIR, outside

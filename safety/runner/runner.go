@@ -5,8 +5,10 @@
 // Run (run.go) judges the line with the command policy (safety/command),
 // opens the working directory anchored in the jail (safety/jail), resolves
 // the executable on the scrubbed PATH, has a person approve an ask
-// decision (approve, run.go: the one place; until approval lands it
-// refuses with NEEDS_EXPLICIT_REQUEST), writes the intent record
+// decision (approve, approve.go: the one place; it asks through the
+// request's AskFunc, approval.Asker.Ask bound to the tool call, and judges
+// the line again after the answer; without an AskFunc it refuses with
+// NEEDS_EXPLICIT_REQUEST), writes the intent record
 // (safety/audit), runs the command in the sandbox (safety/sandbox) with a
 // private HOME and TMPDIR (rundirs.go), redacts secrets from its output
 // before capping it (safety/redact), and writes the outcome record.

@@ -8,8 +8,9 @@ import (
 // TestAskDecisionIsExplainedAndNotRun: under the shipped policy, a plain
 // git push is an ask decision. explain_command says "ask", names the rule
 // that asks and the executable, and tells the model a person will be
-// asked; run_command refuses it with NEEDS_EXPLICIT_REQUEST and runs
-// nothing, because this server cannot ask a person yet.
+// asked; run_command of a server built without an Asker refuses it with
+// NEEDS_EXPLICIT_REQUEST and runs nothing, because it cannot ask a person
+// (approval_test.go covers a server with one).
 func TestAskDecisionIsExplainedAndNotRun(t *testing.T) {
 	e := newEnv(t)
 	for _, c := range []struct{ name, line, rule string }{

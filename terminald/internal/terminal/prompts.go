@@ -29,6 +29,6 @@ Test command given by me: ${arguments.command}
 		},
 		Text: `Before running anything, call explain_command with this command line: ${arguments.command}
 
-Tell me the decision (allow or deny), the rule that decided and its reason, the program it resolves to, the working directory, the confinement and limits, and any risk notes about paths it names. If it is denied, stop there. If it is allowed, ask me whether to run it, and call run_command with the same command line only after I say yes.`,
+Tell me the decision (allow, ask or deny), the rule that decided and its reason, the program it resolves to, the working directory, the confinement and limits, and any risk notes about paths it names. If it is denied, stop there. If it is allowed, ask me whether to run it, and call run_command with the same command line only after I say yes. If the decision is ask, tell me that when run_command runs it my client will ask me to approve it (allow once, allow this exact command for the rest of the session, or deny), and that only I can answer that question; call run_command only after I say yes here, and if I deny it in the client, do not try again unless I tell you to.`,
 	}}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/runner"
@@ -21,7 +22,7 @@ const runAction = "run_command"
 // policy and the kernel boundary.
 func (s *Server) runTool() server.ServerTool {
 	return server.ServerTool{Tool: mcpkit.NewTool(runAction,
-		"Run one command line inside the jail directory, without a shell, and return its exit code, stdout and stderr. The line is split like a POSIX shell would split a simple command (quotes group words; inside quotes ; | & > $ are literal text), but shell operators, redirections, variables, globs and ~ are refused rather than interpreted. Only allowlisted programs run, resolved by name on the server's PATH; argument rules refuse dangerous options (git -c, find -exec, tar --to-command, ...). The process runs with a private HOME and TMPDIR, no stdin, a fixed environment, resource limits, a timeout that kills every process it started, and kernel confinement (on Linux: its own namespaces showing only the jail and system directories, Landlock, seccomp, no capabilities, and only its own loopback unless the operator allowed the network or a proxy). Secrets in the output are redacted, then each stream is capped. A non-zero exit status is still ok:true: the command ran.",
+		"Run one command line inside the jail directory, without a shell, and return its exit code, stdout and stderr. The line is split like a POSIX shell would split a simple command (quotes group words; inside quotes ; | & > $ are literal text), but shell operators, redirections, variables, globs and ~ are refused rather than interpreted. Only allowlisted programs run, resolved by name on the server's PATH; argument rules refuse dangerous options (git -c, find -exec, tar --to-command, ...). Commands the policy asks about (under the shipped policy: git push, deleting branches or stashes, discarding uncommitted changes) run only after the person approves them in the client, which asks them (MCP elicitation: allow once, allow this exact command for the rest of the session, or deny); that confirmation is the person's, never the agent's, and detail.approval says who approved. A client that cannot ask gets NEEDS_EXPLICIT_REQUEST, unless the policy's [approval] fallback lets the agent confirm by calling. The process runs with a private HOME and TMPDIR, no stdin, a fixed environment, resource limits, a timeout that kills every process it started, and kernel confinement (on Linux: its own namespaces showing only the jail and system directories, Landlock, seccomp, no capabilities, and only its own loopback unless the operator allowed the network or a proxy). Secrets in the output are redacted, then each stream is capped. A non-zero exit status is still ok:true: the command ran.",
 		mcpkit.Annotations{Title: "Run a command in the jail", Destructive: true, OpenWorld: false},
 		json.RawMessage(`{"type":"object","properties":{`+
 			`"command":{"type":"string","minLength":1,"maxLength":8192,"description":"The command line, e.g. \"ls -la src\" or \"git log -n 5\". No shell syntax."},`+
@@ -47,19 +48,31 @@ type RunDetail struct {
 	// Limit names the limit that stopped the command: memory, processes,
 	// cpu, file_size, open_files or timeout.
 	Limit string `json:"limit,omitempty"`
+	// Approval is present when the command needed a person's approval:
+	// who approved it (by "human", scope "once" or "session"; by "agent"
+	// when the client cannot ask and the policy's fallback lets it).
+	Approval *approval.Approval `json:"approval,omitempty"`
 }
 
-func (s *Server) runCommand(ctx context.Context, _ mcp.CallToolRequest, a runArgs) result.OperationResult {
+func (s *Server) runCommand(ctx context.Context, call mcp.CallToolRequest, a runArgs) result.OperationResult {
 	start := time.Now()
-	req := runner.Request{Line: a.Command}
+	req := runner.Request{Line: a.Command, Answered: call.Params.RequestState != "" || len(call.Params.InputResponses) > 0}
 	if a.Cwd != nil {
 		req.Cwd = *a.Cwd
 	}
+	if asker := s.o.Asker; asker != nil {
+		req.Ask = func(ctx context.Context, q approval.Question) approval.Verdict { return asker.Ask(ctx, call, q) }
+	}
 	out := s.run.Run(ctx, req)
-	if !out.Ran {
+	switch {
+	case out.Pending:
+		return result.OperationResult{} // the question is the answer; it is not sent
+	case !out.Ran && out.Approval != nil:
+		return result.With(runAction, out.Code, out.Reason, map[string]any{"approval": out.Approval}, start)
+	case !out.Ran:
 		return result.With(runAction, out.Code, out.Reason, nil, start)
 	}
 	return result.With(runAction, out.Code, out.Reason, RunDetail{Argv: out.Argv, ExitCode: out.ExitCode, Signal: out.Signal,
 		Stdout: string(out.Stdout), Stderr: string(out.Stderr), Truncated: out.Truncated, Confinement: out.Confinement,
-		Limit: out.Limit}, start)
+		Limit: out.Limit, Approval: out.Approval}, start)
 }

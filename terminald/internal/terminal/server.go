@@ -11,6 +11,7 @@ package terminal
 import (
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/risk"
@@ -25,11 +26,16 @@ type PathRadar interface {
 }
 
 // Options configure a Server: the runner's (Root, StateDir and Audit are
-// required), the radar and the version reported to clients.
+// required), the radar, the version reported to clients, and the Asker
+// through which a person approves an ask decision.
 type Options struct {
 	runner.Options
 	Radar   PathRadar
 	Version string
+	// Asker asks the person, through the client, about a command the
+	// policy asks about. Nil: such a command is refused with
+	// NEEDS_EXPLICIT_REQUEST and never runs.
+	Asker *approval.Asker
 }
 
 // Server is terminald's MCP surface over one runner.
