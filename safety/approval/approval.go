@@ -304,3 +304,25 @@ func (a *Asker) allowSession(sid, digest string) {
 	}
 	a.sessions[sid][digest] = true
 }
+
+// AskFunc asks the person q through one tool call; Call binds it. Safety
+// packages that must not speak the protocol (reclaim, runner) take one.
+type AskFunc func(ctx context.Context, q Question) Verdict
+
+// Call is one tool call's way to ask the person.
+type Call struct {
+	// Ask is nil when no Asker is configured: the agent confirms.
+	Ask AskFunc
+	// Retry: the call is a 2026-07-28 client's retry carrying an answer.
+	Retry bool
+}
+
+// For binds the Asker to one tool call. A nil Asker gives a Call whose Ask
+// is nil.
+func (a *Asker) For(req mcp.CallToolRequest) Call {
+	c := Call{Retry: req.Params.RequestState != "" || len(req.Params.InputResponses) > 0}
+	if a != nil {
+		c.Ask = func(ctx context.Context, q Question) Verdict { return a.Ask(ctx, req, q) }
+	}
+	return c
+}

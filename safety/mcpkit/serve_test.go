@@ -353,11 +353,13 @@ func TestOnlyMcpkitImportsMcpGo(t *testing.T) {
 		checked++
 		dir := filepath.Dir(filepath.Clean(path))
 		inTestKit := dir == filepath.Join(root, "mcpkit", "mcpkittest")
-		inMcpkit := dir == filepath.Join(root, "mcpkit") || inTestKit
+		// safety/approval speaks the protocol itself: asking the person is
+		// an elicitation request, or a 2026-07-28 input request.
+		inMcpkit := dir == filepath.Join(root, "mcpkit") || inTestKit || dir == filepath.Join(root, "approval")
 		for _, imp := range f.Imports {
 			p := strings.Trim(imp.Path.Value, `"`)
 			if strings.HasPrefix(p, "github.com/mark3labs/mcp-go") && !inMcpkit {
-				t.Errorf("%s imports %s; only safety/mcpkit and its subpackage mcpkittest may import mcp-go", path, p)
+				t.Errorf("%s imports %s; only safety/mcpkit, its subpackage mcpkittest and safety/approval (elicitation) may import mcp-go", path, p)
 			}
 			if p == "github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest" && !inTestKit {
 				t.Errorf("%s imports %s; it is test support, for _test.go files only", path, p)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/result"
 )
@@ -16,6 +14,10 @@ const Key = "approval.reclaim"
 
 // Title is the one fixed sentence of the question a confirmed reclaim asks.
 const Title = "Permanently delete these directories? They cannot be restored from here; their package manager or build can regenerate them."
+
+// errNoCall refuses a confirmed reclaim the person must confirm when the
+// request carries no tool call to ask through (a server bug).
+var errNoCall = result.New(result.InternalError, "the server cannot ask the person from this call; nothing was deleted")
 
 // asks reports whether a confirmed reclaim asks the person.
 func (r *Reclaimer) asks() bool { return r.o.Asker != nil && r.o.Confirmer == approval.Human }
@@ -29,14 +31,17 @@ func (r *Reclaimer) asks() bool { return r.o.Asker != nil && r.o.Confirmer == ap
 func (r *Reclaimer) ask(ctx context.Context, q Request) (Result, error) {
 	preview := r.run(ctx, q.IDs, true)
 	question, asked := askAbout(preview)
-	if len(asked) == 0 && !retry(q.Call) {
+	if len(asked) == 0 && !q.Call.Retry {
 		res := notDone(preview, nil, nil)
 		res.Approval = &approval.Approval{Asked: false, Key: Key}
 		return res, nil
 	}
-	v := r.o.Asker.Ask(ctx, q.Call, question)
+	if q.Call.Ask == nil { // a caller that did not bind the tool call: never the agent's to confirm
+		return notDone(preview, asked, errNoCall), errNoCall
+	}
+	v := q.Call.Ask(ctx, question)
 	if v.Approval == nil {
-		v.Approval = noAnswer(q.Call, v.Err)
+		v.Approval = noAnswer(q.Call.Retry, v.Err)
 	}
 	switch {
 	case v.Pending:
@@ -59,8 +64,8 @@ func (r *Reclaimer) ask(ctx context.Context, q Request) (Result, error) {
 // noAnswer is detail.approval of a refusal without the person's answer:
 // the question went unanswered (TIMEOUT, or a retry that did not match
 // it), or it was never asked (the client cannot ask).
-func noAnswer(call mcp.CallToolRequest, err error) *approval.Approval {
-	if retry(call) || result.CodeOf(err) == result.Timeout {
+func noAnswer(retry bool, err error) *approval.Approval {
+	if retry || result.CodeOf(err) == result.Timeout {
 		return &approval.Approval{Asked: true, By: string(approval.Human), Key: Key}
 	}
 	return &approval.Approval{Asked: false, Key: Key}
@@ -95,12 +100,6 @@ func askAbout(preview Result) (approval.Question, []int) {
 func bindingOf(o Outcome) string {
 	return fmt.Sprintf("id=%s path=%q size=%d kind=%s dev=%d ino=%d mtime=%d",
 		o.ID, o.Path, o.SizeBytes, o.kind, o.live.ID.Dev, o.live.ID.Ino, o.live.ModTime.UnixNano())
-}
-
-// retry reports whether the call is a 2026-07-28 client's retry carrying
-// an answer.
-func retry(c mcp.CallToolRequest) bool {
-	return c.Params.RequestState != "" || len(c.Params.InputResponses) > 0
 }
 
 // notDone is the result of a confirmed reclaim that deleted nothing: the

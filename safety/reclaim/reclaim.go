@@ -15,8 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/ids"
@@ -107,7 +105,7 @@ type Request struct {
 	Confirm *string // nil when the client gave none
 	// Call is the tool call itself: the Asker reads the client's session
 	// and, from a 2026-07-28 client's retry, the person's answer.
-	Call mcp.CallToolRequest
+	Call approval.Call
 }
 
 // DryRun reports whether the request deletes nothing: any confirm other

@@ -12,9 +12,9 @@ import (
 )
 
 // AskFunc asks the person about one command through the tool call that
-// brought it (the server binds it to approval.Asker.Ask and the call's
-// request). The runner builds the question from its own facts.
-type AskFunc func(ctx context.Context, q approval.Question) approval.Verdict
+// brought it (approval.Asker.For binds it). The runner builds the question
+// from its own facts.
+type AskFunc = approval.AskFunc
 
 // questionTitle is the one fixed sentence of every question about a run.
 const questionTitle = "Run this command in the jail?"

@@ -53,7 +53,7 @@ type Outcome = reclaim.Outcome
 // reclaim runs the safety pipeline and puts its outcome into words.
 func (s *Server) reclaim(ctx context.Context, req mcp.CallToolRequest, a reclaimArgs) result.OperationResult {
 	start := time.Now()
-	res, err := s.reclaimer.Run(ctx, reclaim.Request{IDs: a.IDs, Confirm: a.Confirm, Call: req})
+	res, err := s.reclaimer.Run(ctx, reclaim.Request{IDs: a.IDs, Confirm: a.Confirm, Call: s.asker.For(req)})
 	if res.Pending {
 		return result.OperationResult{} // the question to the person is the answer
 	}

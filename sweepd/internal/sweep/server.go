@@ -45,6 +45,7 @@ type Server struct {
 	log       *slog.Logger
 	version   string
 	radar     *risk.Engine
+	asker     *approval.Asker
 }
 
 // New builds a Server. Unknown kinds in Disable are an error.
@@ -90,7 +91,7 @@ func New(o Options) (*Server, error) {
 	rc := reclaim.New(reclaim.Options{Kinds: kinds, KeepFile: KeepFile, TTL: o.TicketTTL, Audit: o.Audit, Logger: o.Logger,
 		Asker: o.Asker, Confirmer: o.Confirmer})
 	return &Server{roots: o.Roots, ix: ix, targets: enabled, reclaimer: rc,
-		maxFinds: o.MaxFinds, log: o.Logger, version: o.Version, radar: o.Radar}, nil
+		maxFinds: o.MaxFinds, log: o.Logger, version: o.Version, radar: o.Radar, asker: o.Asker}, nil
 }
 
 // Instructions is sent to clients at initialize.

@@ -56,12 +56,10 @@ type RunDetail struct {
 
 func (s *Server) runCommand(ctx context.Context, call mcp.CallToolRequest, a runArgs) result.OperationResult {
 	start := time.Now()
-	req := runner.Request{Line: a.Command, Answered: call.Params.RequestState != "" || len(call.Params.InputResponses) > 0}
+	ask := s.o.Asker.For(call)
+	req := runner.Request{Line: a.Command, Answered: ask.Retry, Ask: ask.Ask}
 	if a.Cwd != nil {
 		req.Cwd = *a.Cwd
-	}
-	if asker := s.o.Asker; asker != nil {
-		req.Ask = func(ctx context.Context, q approval.Question) approval.Verdict { return asker.Ask(ctx, call, q) }
 	}
 	out := s.run.Run(ctx, req)
 	switch {
