@@ -9,7 +9,7 @@
 //   organizerd  apply_plan under [approval] apply_plan = "human": "deny"
 //               (POLICY_DENIED, nothing moved, the plan id survives), then
 //               "allow once" (OK, the files moved)
-//   terminald   only with --terminal-ask: run_command of git under
+//   terminald   run_command of git under
 //               [terminal.ask] commands = ["git"]: deny, allow once, allow
 //               this exact command for the session (asked once, then not),
 //               and a different argument asks again
@@ -19,16 +19,16 @@
 // The policy is the sandbox's (scripts/make_demo_sandbox.sh) plus those
 // [approval] and [terminal.ask] keys, written beside it.
 //
-// usage: node approval.mjs SERVER_BINARY POLICY_FILE [--terminal-ask]
+// usage: node approval.mjs SERVER_BINARY POLICY_FILE
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
-const [bin, policy, ...flags] = process.argv.slice(2);
+const [bin, policy] = process.argv.slice(2);
 const name = basename(bin);
-const terminalAsk = flags.includes("--terminal-ask");
+
 const secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
 const ONCE = "allow once";
 const SESSION = "allow this exact command for the rest of this session";
@@ -195,10 +195,6 @@ const flows = {
 const flow = flows[name];
 if (!flow) {
   console.log(`${name}: no approval path to drive`);
-  process.exit(0);
-}
-if (name === "terminald" && !terminalAsk) {
-  console.log("terminald: approval SKIPPED-NOT-ENABLED (the ask tier is driven with --terminal-ask; scripts/clients/run.sh passes it when BASTION_CLIENTS_TERMINAL_ASK=1)");
   process.exit(0);
 }
 const pol = withApproval(policy, flow.approval, flow.ask);

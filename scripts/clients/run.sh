@@ -10,12 +10,7 @@
 # `make clients-setup` (npm install from the pinned lockfile) done first.
 #
 # usage: scripts/clients/run.sh BIN_DIR
-#
-# BASTION_CLIENTS_TERMINAL_ASK=1 also drives terminald's ask tier in
-# approval.mjs ([terminal.ask] commands = ["git"]: deny, allow once, allow
-# for the session). It is off until terminald asks the person about its ask
-# tier (today such a command is refused with NEEDS_EXPLICIT_REQUEST); make
-# it the default then.
+
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BIN=$(cd "${1:?usage: run.sh BIN_DIR}" && pwd)
@@ -39,10 +34,8 @@ for s in "${servers[@]}"; do
 done
 
 echo "== TypeScript SDK client with elicitation: the person approves (stdio)"
-ask_flag=()
-[ "${BASTION_CLIENTS_TERMINAL_ASK:-0}" = 1 ] && ask_flag=(--terminal-ask)
 for s in "${servers[@]}"; do
-  node "$here/approval.mjs" "$BIN/$s" "$(sandbox "appr-$s")" "${ask_flag[@]}" || fail=1
+  node "$here/approval.mjs" "$BIN/$s" "$(sandbox "appr-$s")" || fail=1
 done
 
 echo "== conformance suite (Streamable HTTP)"
