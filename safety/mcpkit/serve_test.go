@@ -354,14 +354,19 @@ func TestOnlyMcpkitImportsMcpGo(t *testing.T) {
 		dir := filepath.Dir(filepath.Clean(path))
 		inTestKit := dir == filepath.Join(root, "mcpkit", "mcpkittest")
 		// safety/approval speaks the protocol itself: asking the person is
-		// an elicitation request, or a 2026-07-28 input request.
-		inMcpkit := dir == filepath.Join(root, "mcpkit") || inTestKit || dir == filepath.Join(root, "approval")
+		// an elicitation request, or a 2026-07-28 input request; its test
+		// support approvaltest answers those requests as a client does.
+		inApprovalKit := dir == filepath.Join(root, "approval", "approvaltest")
+		inMcpkit := dir == filepath.Join(root, "mcpkit") || inTestKit || dir == filepath.Join(root, "approval") || inApprovalKit
 		for _, imp := range f.Imports {
 			p := strings.Trim(imp.Path.Value, `"`)
 			if strings.HasPrefix(p, "github.com/mark3labs/mcp-go") && !inMcpkit {
-				t.Errorf("%s imports %s; only safety/mcpkit, its subpackage mcpkittest and safety/approval (elicitation) may import mcp-go", path, p)
+				t.Errorf("%s imports %s; only safety/mcpkit, its subpackage mcpkittest, safety/approval (elicitation) and its subpackage approvaltest may import mcp-go", path, p)
 			}
 			if p == "github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest" && !inTestKit {
+				t.Errorf("%s imports %s; it is test support, for _test.go files only", path, p)
+			}
+			if p == "github.com/bastion-mcp/bastion/safety/approval/approvaltest" && !inApprovalKit {
 				t.Errorf("%s imports %s; it is test support, for _test.go files only", path, p)
 			}
 		}

@@ -1,12 +1,10 @@
 package organizer
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,57 +12,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/bastion-mcp/bastion/safety/approval"
+	"github.com/bastion-mcp/bastion/safety/approval/approvaltest"
 	"github.com/bastion-mcp/bastion/safety/config"
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 )
-
-// person is a scripted elicitation handler: it answers every question with
-// action (and, on accept, answer); hook runs before it answers (the world
-// changing while the question is open); block never answers.
-type person struct {
-	action mcp.ElicitationResponseAction
-	answer string
-	block  bool
-	hook   func()
-
-	mu       sync.Mutex
-	messages []string
-}
-
-func (p *person) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	p.mu.Lock()
-	p.messages = append(p.messages, req.Params.Message)
-	p.mu.Unlock()
-	if p.hook != nil {
-		p.hook()
-	}
-	if p.block {
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
-	r := &mcp.ElicitationResult{}
-	r.Action = p.action
-	if p.action == mcp.ElicitationResponseActionAccept {
-		r.Content = map[string]any{"answer": p.answer}
-	}
-	return r, nil
-}
-
-func (p *person) asked() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.messages)
-}
-
-func accepts() *person {
-	return &person{action: mcp.ElicitationResponseActionAccept, answer: approval.AnswerOnce}
-}
-
-// era is a client's protocol: classic elicitation/create, or the
-// 2026-07-28 multi round-trip.
-type era struct{ name, version string }
-
-var eras = []era{{"classic", "2025-06-18"}, {"2026-07-28", mcp.ProtocolVersion20260728}}
 
 // humanEnv is an organizerd whose [approval] says who for apply_plan and
 // move_file, asking with fallback and timeout.
@@ -78,30 +29,9 @@ func humanEnv(t *testing.T, applyPlan, moveFile approval.Who, fallback approval.
 
 // connect is a client of e's server in era ev, answering questions as p
 // (nil: a client without elicitation).
-func (e *env) connect(ev era, p *person) *client.Client {
+func (e *env) connect(ev approvaltest.Era, p *approvaltest.Person) *client.Client {
 	e.t.Helper()
-	opts := []client.ClientOption{client.WithProtocolVersion(ev.version)}
-	if p != nil {
-		opts = append(opts, client.WithElicitationHandler(p))
-	}
-	c, err := client.NewInProcessClientWithOptions(e.srv.MCP(), opts...)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { c.Close() })
-	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = ev.version
-	if p != nil {
-		init.Params.Capabilities.Elicitation = &mcp.ElicitationCapability{}
-	}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		e.t.Fatal(err)
-	}
-	return c
+	return approvaltest.Connect(e.t, e.srv.MCP(), ev, p)
 }
 
 type approvalDetail struct {
@@ -133,13 +63,13 @@ func TestApplyPlanAsksThePersonInBothEras(t *testing.T) {
 		{"cancel", mcp.ElicitationResponseActionCancel, "", "POLICY_DENIED",
 			approval.Approval{Asked: true, By: "human", Answer: "cancel", Key: "approval.apply_plan"}},
 	}
-	for _, ev := range eras {
+	for _, ev := range approvaltest.Eras {
 		for _, tc := range cases {
-			t.Run(ev.name+"/"+tc.name, func(t *testing.T) {
+			t.Run(ev.Name+"/"+tc.name, func(t *testing.T) {
 				e := humanEnv(t, approval.Human, approval.Agent, approval.FallbackRefuse, time.Minute)
 				e.put("a.jpg", "A")
 				e.put("b.pdf", "BB")
-				p := &person{action: tc.action, answer: tc.answer}
+				p := &approvaltest.Person{Action: tc.action, Answer: tc.answer}
 				c := e.connect(ev, p)
 				id := e.plan().PlanID
 				r := mcpkittest.Call(t, c, "apply_plan", map[string]any{"plan_id": id})
@@ -151,15 +81,15 @@ func TestApplyPlanAsksThePersonInBothEras(t *testing.T) {
 				if moved != (tc.code == "OK") || e.exists("a.jpg") == moved {
 					t.Fatalf("%s: moved=%v", tc.name, moved)
 				}
-				if p.asked() != 1 {
-					t.Fatalf("asked %d times, want once", p.asked())
+				if p.Asked() != 1 {
+					t.Fatalf("asked %d times, want once", p.Asked())
 				}
 				if tc.code == "OK" {
 					wantAudit(t, e, "intent:approval", "event:approval.decision", "intent:apply_plan", "outcome:apply_plan", "outcome:approval")
 				} else {
 					wantAudit(t, e, "intent:approval", "event:approval.decision", "outcome:approval")
 				}
-				msg := p.messages[0]
+				msg := p.Messages()[0]
 				for _, want := range []string{id, "Items to move: 2", "Total size: 3 bytes", "Into Images/: 1", "Into Documents/: 1", "a.jpg → Images/a.jpg", "HIGH_RISK files (risk radar): 0"} {
 					if !strings.Contains(msg, want) {
 						t.Fatalf("the question lacks %q:\n%s", want, msg)
@@ -171,15 +101,15 @@ func TestApplyPlanAsksThePersonInBothEras(t *testing.T) {
 }
 
 func TestApplyPlanUnansweredTimesOut(t *testing.T) {
-	for _, ev := range eras {
-		t.Run(ev.name, func(t *testing.T) {
+	for _, ev := range approvaltest.Eras {
+		t.Run(ev.Name, func(t *testing.T) {
 			e := humanEnv(t, approval.Human, approval.Agent, approval.FallbackRefuse, 300*time.Millisecond)
 			e.put("a.jpg", "A")
-			p := accepts()
-			if ev.name == "classic" {
-				p.block = true
+			p := approvaltest.Accepts(approval.AnswerOnce)
+			if ev.Name == "classic" {
+				p.Block = true
 			} else {
-				p.hook = func() { time.Sleep(600 * time.Millisecond) }
+				p.Hook = func() { time.Sleep(600 * time.Millisecond) }
 			}
 			id := e.plan().PlanID
 			r := mcpkittest.Call(t, e.connect(ev, p), "apply_plan", map[string]any{"plan_id": id})
@@ -191,8 +121,8 @@ func TestApplyPlanUnansweredTimesOut(t *testing.T) {
 }
 
 func TestApplyPlanWithoutElicitationGetsTheFallback(t *testing.T) {
-	for _, ev := range eras {
-		t.Run(ev.name+"/refuse", func(t *testing.T) {
+	for _, ev := range approvaltest.Eras {
+		t.Run(ev.Name+"/refuse", func(t *testing.T) {
 			e := humanEnv(t, approval.Human, approval.Agent, approval.FallbackRefuse, time.Minute)
 			e.put("a.jpg", "A")
 			r := mcpkittest.Call(t, e.connect(ev, nil), "apply_plan", map[string]any{"plan_id": e.plan().PlanID})
@@ -200,7 +130,7 @@ func TestApplyPlanWithoutElicitationGetsTheFallback(t *testing.T) {
 				t.Fatalf("%s %q", r.Code, r.Reason)
 			}
 		})
-		t.Run(ev.name+"/agent", func(t *testing.T) {
+		t.Run(ev.Name+"/agent", func(t *testing.T) {
 			e := humanEnv(t, approval.Human, approval.Agent, approval.FallbackAgent, time.Minute)
 			e.put("a.jpg", "A")
 			r := mcpkittest.Call(t, e.connect(ev, nil), "apply_plan", map[string]any{"plan_id": e.plan().PlanID})
@@ -215,23 +145,23 @@ func TestApplyPlanWithoutElicitationGetsTheFallback(t *testing.T) {
 // TestPlanIDSurvivesADeclineAndIsSingleUseAfterAnAccept: the question
 // consumes nothing; the accepted apply does.
 func TestPlanIDSurvivesADeclineAndIsSingleUseAfterAnAccept(t *testing.T) {
-	for _, ev := range eras {
-		t.Run(ev.name, func(t *testing.T) {
+	for _, ev := range approvaltest.Eras {
+		t.Run(ev.Name, func(t *testing.T) {
 			e := humanEnv(t, approval.Human, approval.Agent, approval.FallbackRefuse, time.Minute)
 			e.put("a.jpg", "A")
-			p := &person{action: mcp.ElicitationResponseActionDecline}
+			p := &approvaltest.Person{Action: mcp.ElicitationResponseActionDecline}
 			c := e.connect(ev, p)
 			id := e.plan().PlanID
 			if r := mcpkittest.Call(t, c, "apply_plan", map[string]any{"plan_id": id}); r.Code != "POLICY_DENIED" || !e.exists("a.jpg") {
 				t.Fatalf("declined: %s %q", r.Code, r.Reason)
 			}
-			p.action, p.answer = mcp.ElicitationResponseActionAccept, approval.AnswerOnce
+			p.Set(mcp.ElicitationResponseActionAccept, approval.AnswerOnce)
 			if r := mcpkittest.Call(t, c, "apply_plan", map[string]any{"plan_id": id}); r.Code != "OK" || !e.exists("Images/a.jpg") {
 				t.Fatalf("accepted later: %s %q", r.Code, r.Reason)
 			}
 			r := mcpkittest.Call(t, c, "apply_plan", map[string]any{"plan_id": id})
-			if r.Code != "STALE" || !strings.Contains(r.Reason, "already applied") || p.asked() != 2 {
-				t.Fatalf("a used plan_id: %s %q, asked %d times (want 2: a used id is refused before asking)", r.Code, r.Reason, p.asked())
+			if r.Code != "STALE" || !strings.Contains(r.Reason, "already applied") || p.Asked() != 2 {
+				t.Fatalf("a used plan_id: %s %q, asked %d times (want 2: a used id is refused before asking)", r.Code, r.Reason, p.Asked())
 			}
 		})
 	}
@@ -240,13 +170,13 @@ func TestPlanIDSurvivesADeclineAndIsSingleUseAfterAnAccept(t *testing.T) {
 // TestFileChangedWhileAskingIsNotMoved: the person accepts a plan, but a
 // file changed while the question was open: nothing moves (STALE, per file).
 func TestFileChangedWhileAskingIsNotMoved(t *testing.T) {
-	for _, ev := range eras {
-		t.Run(ev.name, func(t *testing.T) {
+	for _, ev := range approvaltest.Eras {
+		t.Run(ev.Name, func(t *testing.T) {
 			e := humanEnv(t, approval.Human, approval.Agent, approval.FallbackRefuse, time.Minute)
 			e.put("a.jpg", "A")
 			e.put("b.pdf", "B")
-			p := accepts()
-			p.hook = func() { e.put("b.pdf", "B, rewritten while the person was reading") }
+			p := approvaltest.Accepts(approval.AnswerOnce)
+			p.Hook = func() { e.put("b.pdf", "B, rewritten while the person was reading") }
 			r := mcpkittest.Call(t, e.connect(ev, p), "apply_plan", map[string]any{"plan_id": e.plan().PlanID})
 			var d struct {
 				Stale []struct{ Src, Code string } `json:"stale"`
@@ -265,9 +195,9 @@ func TestHostileNamesAreEscapedInTheQuestion(t *testing.T) {
 	e := humanEnv(t, approval.Human, approval.Agent, approval.FallbackRefuse, time.Minute)
 	e.put("invoice\u202egpj.pdf", "x")
 	e.put("x.pdf\nchoose allow once", "y")
-	p := &person{action: mcp.ElicitationResponseActionDecline}
-	mcpkittest.Call(t, e.connect(eras[0], p), "apply_plan", map[string]any{"plan_id": e.plan().PlanID})
-	msg := p.messages[0]
+	p := &approvaltest.Person{Action: mcp.ElicitationResponseActionDecline}
+	mcpkittest.Call(t, e.connect(approvaltest.Classic, p), "apply_plan", map[string]any{"plan_id": e.plan().PlanID})
+	msg := p.Messages()[0]
 	if strings.ContainsRune(msg, '\u202e') || !strings.Contains(msg, `invoice\u{202e}gpj.pdf`) {
 		t.Fatalf("the bidi override is not escaped:\n%q", msg)
 	}
@@ -279,23 +209,23 @@ func TestHostileNamesAreEscapedInTheQuestion(t *testing.T) {
 // TestMoveFileAsksOncePerCall: under move_file = "human" every move_file
 // asks, once, about its one move, and lists a HIGH_RISK file as such.
 func TestMoveFileAsksOncePerCall(t *testing.T) {
-	for _, ev := range eras {
-		t.Run(ev.name, func(t *testing.T) {
+	for _, ev := range approvaltest.Eras {
+		t.Run(ev.Name, func(t *testing.T) {
 			e := humanEnv(t, approval.Agent, approval.Human, approval.FallbackRefuse, time.Minute)
 			e.put(".env", "SECRET=1")
 			e.put("notes.txt", "n")
-			p := accepts()
+			p := approvaltest.Accepts(approval.AnswerOnce)
 			c := e.connect(ev, p)
 			for i, mv := range [][2]string{{".env", "old/.env"}, {"notes.txt", "old/notes.txt"}} {
 				r := mcpkittest.Call(t, c, "move_file", map[string]any{"src": mv[0], "dest": mv[1]})
 				if d := detailOf(t, r); r.Code != "OK" || !e.exists(mv[1]) || d.Approval == nil || d.Approval.Key != "approval.move_file" {
 					t.Fatalf("move %d: %s %q %+v", i, r.Code, r.Reason, d.Approval)
 				}
-				if p.asked() != i+1 {
-					t.Fatalf("after %d moves the person was asked %d times", i+1, p.asked())
+				if p.Asked() != i+1 {
+					t.Fatalf("after %d moves the person was asked %d times", i+1, p.Asked())
 				}
 			}
-			if first := p.messages[0]; !strings.Contains(first, ".env → old/.env (HIGH_RISK") || !strings.Contains(first, "HIGH_RISK files (risk radar): 1") {
+			if first := p.Messages()[0]; !strings.Contains(first, ".env → old/.env (HIGH_RISK") || !strings.Contains(first, "HIGH_RISK files (risk radar): 1") {
 				t.Fatalf("the HIGH_RISK file is not named as such:\n%s", first)
 			}
 		})
@@ -305,11 +235,11 @@ func TestMoveFileAsksOncePerCall(t *testing.T) {
 // TestUndoAndRedoAskAboutTheirMoves: under move_file = "human" undo and
 // redo ask about the moves they would make; a declined undo moves nothing.
 func TestUndoAndRedoAskAboutTheirMoves(t *testing.T) {
-	for _, ev := range eras {
-		t.Run(ev.name, func(t *testing.T) {
+	for _, ev := range approvaltest.Eras {
+		t.Run(ev.Name, func(t *testing.T) {
 			e := humanEnv(t, approval.Agent, approval.Human, approval.FallbackRefuse, time.Minute)
 			e.put("a.jpg", "A")
-			p := &person{action: mcp.ElicitationResponseActionDecline}
+			p := &approvaltest.Person{Action: mcp.ElicitationResponseActionDecline}
 			c := e.connect(ev, p)
 			if r := mcpkittest.Call(t, c, "apply_plan", map[string]any{"plan_id": e.plan().PlanID}); r.Code != "OK" {
 				t.Fatalf("apply_plan under apply_plan = \"agent\": %s %q", r.Code, r.Reason)
@@ -317,17 +247,17 @@ func TestUndoAndRedoAskAboutTheirMoves(t *testing.T) {
 			if r := mcpkittest.Call(t, c, "undo_last_action", nil); r.Code != "POLICY_DENIED" || !e.exists("Images/a.jpg") {
 				t.Fatalf("declined undo: %s %q", r.Code, r.Reason)
 			}
-			if !strings.Contains(p.messages[0], "Images/a.jpg → a.jpg") {
-				t.Fatalf("the undo question does not show its move:\n%s", p.messages[0])
+			if !strings.Contains(p.Messages()[0], "Images/a.jpg → a.jpg") {
+				t.Fatalf("the undo question does not show its move:\n%s", p.Messages()[0])
 			}
-			p.action, p.answer = mcp.ElicitationResponseActionAccept, approval.AnswerOnce
+			p.Set(mcp.ElicitationResponseActionAccept, approval.AnswerOnce)
 			for _, tool := range []string{"undo_last_action", "redo_last_action"} {
 				if r := mcpkittest.Call(t, c, tool, nil); r.Code != "OK" {
 					t.Fatalf("%s: %s %q", tool, r.Code, r.Reason)
 				}
 			}
-			if !e.exists("Images/a.jpg") || p.asked() != 3 {
-				t.Fatalf("after undo and redo: at Images/a.jpg %v, asked %d times", e.exists("Images/a.jpg"), p.asked())
+			if !e.exists("Images/a.jpg") || p.Asked() != 3 {
+				t.Fatalf("after undo and redo: at Images/a.jpg %v, asked %d times", e.exists("Images/a.jpg"), p.Asked())
 			}
 		})
 	}
@@ -336,16 +266,16 @@ func TestUndoAndRedoAskAboutTheirMoves(t *testing.T) {
 // TestUndoOfAnotherActionIsStale: the latest action changes while the
 // person is asked about undoing it: the accepted answer undoes nothing.
 func TestUndoOfAnotherActionIsStale(t *testing.T) {
-	for _, ev := range eras {
-		t.Run(ev.name, func(t *testing.T) {
+	for _, ev := range approvaltest.Eras {
+		t.Run(ev.Name, func(t *testing.T) {
 			e := humanEnv(t, approval.Agent, approval.Human, approval.FallbackAgent, time.Minute)
 			e.put("a.jpg", "A")
 			e.put("b.txt", "B")
 			if r := e.call("apply_plan", map[string]any{"plan_id": e.plan().PlanID}); r.Code != "OK" {
 				t.Fatalf("apply: %s %q", r.Code, r.Reason)
 			}
-			p := accepts()
-			p.hook = func() {
+			p := approvaltest.Accepts(approval.AnswerOnce)
+			p.Hook = func() {
 				// Another client (without elicitation, fallback agent) moves a file meanwhile.
 				if r := e.call("move_file", map[string]any{"src": "Documents/b.txt", "dest": "b2.txt"}); r.Code != "OK" {
 					t.Errorf("the concurrent move: %s %q", r.Code, r.Reason)
