@@ -75,3 +75,15 @@ for s in sweepd terminald organizerd; do
   grep -q "^ok: $s would start" "$tmp/chk" || fail "$s check: $(cat "$tmp/chk")"
 done
 echo "integration: policy.example.toml against the demo sandbox ok"
+
+# policies/dev.example.toml (terminald's sandbox profile) likewise: its
+# header names the same command, and its jail is the sandbox's dev/ project.
+dev="$repo/policies/dev.example.toml"
+[ "$(sed -n 's/^#   \(scripts\/make_demo_sandbox\.sh [^ ]*\)$/\1/p' "$dev")" = "$make_cmd" ] ||
+  fail "dev.example.toml's header does not give the same make_demo_sandbox.sh command"
+env -i PATH="$PATH" HOME="$tmp/home" XDG_STATE_HOME="$tmp/state" "$BIN/terminald" check --config "$dev" >"$tmp/chk" 2>&1 ||
+  fail "terminald check --config policies/dev.example.toml on the demo sandbox: $(cat "$tmp/chk")"
+outside=$(awk -v sb="$sandbox/" '$2 ~ /^\// && index($2, sb) != 1 {print}' "$tmp/chk")
+[ -z "$outside" ] || fail "terminald: dev.example.toml resolves paths outside the demo sandbox $sandbox: $outside"
+grep -q "^ok: terminald would start" "$tmp/chk" || fail "terminald check (dev): $(cat "$tmp/chk")"
+echo "integration: dev.example.toml against the demo sandbox ok"
