@@ -39,8 +39,8 @@ type judged struct {
 func (r *Runner) approve(ctx context.Context, req Request, j judged) (approval.Verdict, Outcome, bool) {
 	if req.Ask == nil {
 		return approval.Verdict{}, r.refused(req.Line, result.Wrap(result.NeedsExplicitRequest, result.Reason(j.ev.askErr)+
-			". This server cannot ask a person yet, so it was not run: ask the user to run it, "+
-			"or to approve it once approval is available", j.ev.askErr)), false
+			". This server has no way to ask a person (no approval is configured), so it was not run: "+
+			"ask the user to run it themselves", j.ev.askErr)), false
 	}
 	v := req.Ask(ctx, r.question(j))
 	switch {

@@ -41,7 +41,7 @@ func TestAskDecisionDoesNotRun(t *testing.T) {
 			out := f.run(c.line)
 			wantNothingRan(t, out, c.code)
 			if c.code == "NEEDS_EXPLICIT_REQUEST" && (!strings.Contains(out.Reason, "a person must approve") ||
-				!strings.Contains(out.Reason, "cannot ask a person yet") || !strings.Contains(out.Reason, "asked.txt")) {
+				!strings.Contains(out.Reason, "no way to ask a person") || !strings.Contains(out.Reason, "asked.txt")) {
 				t.Fatalf("reason %q does not say who must approve, why, and that this server cannot ask", out.Reason)
 			}
 		})

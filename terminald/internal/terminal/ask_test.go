@@ -29,7 +29,7 @@ func TestAskDecisionIsExplainedAndNotRun(t *testing.T) {
 			}
 			r := e.run(t, c.line)
 			wantNothingRan(t, r, "NEEDS_EXPLICIT_REQUEST")
-			if !strings.Contains(r.Reason, "a person must approve") || !strings.Contains(r.Reason, "cannot ask a person yet") {
+			if !strings.Contains(r.Reason, "a person must approve") || !strings.Contains(r.Reason, "no way to ask a person") {
 				t.Fatalf("run %q: reason %q", c.line, r.Reason)
 			}
 		})
