@@ -85,6 +85,9 @@ func (r *Root) FinishAside() (names []string, u Usage, err error) {
 		if !IsAside(e.Name) {
 			continue
 		}
+		if i, err := top.Lstat(e.Name); err != nil || !i.IsDir() {
+			continue // a symlink or a file of that name is not ours
+		}
 		du, err := finishOne(top, e.Name)
 		u.Add(du)
 		if err != nil {
