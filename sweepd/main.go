@@ -20,6 +20,7 @@ import (
 	"github.com/bastion-mcp/bastion/safety/config"
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
+	"github.com/bastion-mcp/bastion/safety/reclaim"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/risk"
 	"github.com/bastion-mcp/bastion/sweepd/internal/sweep"
@@ -90,6 +91,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return config.Exit(stderr, config.Fatalf("%v", err))
 	}
 	_ = alog.Event("start", map[string]any{"version": version, "roots": paths})
+	reclaim.Recover(opened, alog, logger)
 	logger.Info("sweepd ready", "version", version, "roots", paths, "audit", logPath, "boundary", jail.Guarantee)
 	if runtime.GOOS != "linux" {
 		logger.Warn("weaker filesystem boundary on this platform: no openat2; see docs/guarantees.md", "os", runtime.GOOS)

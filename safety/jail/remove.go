@@ -28,6 +28,12 @@ type Guard struct {
 	// deleted; if it fails, nothing is deleted and its error is returned
 	// (the audit log's fail-closed hook).
 	Intent func() error
+	// Aside, when set, is the name (beginning with AsidePrefix) under which
+	// RemoveTree first moves the directory into the root's top directory,
+	// in one rename, before deleting it there: a crash leaves the find
+	// whole at its path or set aside, never half-deleted at its path (see
+	// remove_aside.go). Empty: the directory is deleted where it is.
+	Aside string
 }
 
 // Refusals of RemoveTree's re-validation.
@@ -93,8 +99,12 @@ func (r *Root) Verify(rel string, g Guard) (parent, target *Dir, err error) {
 
 // RemoveTree deletes the directory rel and everything beneath it, after
 // Verify passed and g.Intent succeeded, through the verified fds: a swap of
-// the path after verification cannot redirect the deletion.
+// the path after verification cannot redirect the deletion. With g.Aside
+// set, the directory is first renamed aside (see Guard.Aside).
 func (r *Root) RemoveTree(rel string, g Guard) (Usage, error) {
+	if g.Aside != "" && !IsAside(g.Aside) {
+		return Usage{}, ErrAsideName
+	}
 	parent, target, err := r.Verify(rel, g)
 	if err != nil {
 		return Usage{}, err
@@ -106,12 +116,21 @@ func (r *Root) RemoveTree(rel string, g Guard) (Usage, error) {
 			return Usage{}, err
 		}
 	}
+	_, base := Split(rel)
+	if g.Aside != "" {
+		return r.removeAside(parent, base, target, g)
+	}
+	return removeInPlace(parent, base, target, g.Want)
+}
+
+// removeInPlace deletes the verified target's contents, then its name base
+// in parent if that is still the directory with identity want.
+func removeInPlace(parent *Dir, base string, target *Dir, want Identity) (Usage, error) {
 	u, err := target.RemoveContents()
 	if err != nil {
 		return u, err
 	}
-	_, base := Split(rel)
-	if err := parent.RemoveEmptyChild(base, g.Want); err != nil {
+	if err := parent.RemoveEmptyChild(base, want); err != nil {
 		// The contents are gone through the verified fd; the name was
 		// swapped or removed in between: report what changed, as STALE.
 		return u, staleOf(err)

@@ -3,7 +3,9 @@
 // ticket up (peeking for a dry run, using it up for a deletion), re-checks
 // the find against the live filesystem (jail.Root.Verify), writes the audit
 // intent record, removes the directory through the checked descriptor
-// (jail.Root.RemoveTree) and writes the audit outcome record. The server
+// (jail.Root.RemoveTree: renamed aside in one step, then deleted, so a
+// crash never leaves a find half-deleted at its path; Recover finishes the
+// deletion on the next start) and writes the audit outcome record. The server
 // decodes the arguments and translates the Result into words; every refusal
 // is decided here or below.
 package reclaim
@@ -266,9 +268,13 @@ func verify(t Ticket, g jail.Guard, out Outcome) Outcome {
 
 // remove deletes one find, with the audit intent written (fail-closed)
 // after the re-check and before the first unlink, and the outcome after.
+// The find is first renamed aside under a fresh name the intent record
+// carries (jail.Guard.Aside), so a crash leaves it whole or gone from its
+// path; Recover finishes what a crash left set aside.
 func (r *Reclaimer) remove(t Ticket, g jail.Guard, out Outcome) Outcome {
 	var intent string
-	fields := map[string]any{"id": out.ID, "path": out.Path, "kind": t.Kind, "size_bytes": t.Size}
+	g.Aside = jail.AsidePrefix + ids.New("r")
+	fields := map[string]any{"id": out.ID, "path": out.Path, "kind": t.Kind, "size_bytes": t.Size, "aside": g.Aside}
 	g.Intent = func() error {
 		var err error
 		intent, err = r.o.Audit.Intent("reclaim", fields)

@@ -100,7 +100,9 @@ func listing(d *jail.Dir, ents []jail.Entry, skip map[string]bool) (map[string]b
 		}
 		switch {
 		case typ == fs.ModeDir:
-			if !vcsDirs[e.Name] && !skip[e.Name] {
+			// A find set aside by a reclaim (being deleted, or left by a
+			// crash for the next start to finish) is never listed or entered.
+			if !vcsDirs[e.Name] && !skip[e.Name] && !jail.IsAside(e.Name) {
 				subdirs = append(subdirs, e.Name)
 			}
 		case typ == 0: // regular file
