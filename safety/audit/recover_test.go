@@ -272,3 +272,62 @@ func TestVerifyReportsTornTailAsTorn(t *testing.T) {
 		})
 	}
 }
+
+// FuzzOpenRecovers opens a log holding arbitrary bytes. Whatever they are,
+// Open keeps every whole record: an intact chain is left as it is; a torn
+// tail is moved, byte for byte, into one sidecar and the chain goes on
+// after a recovered record; a break in the middle is refused and the file
+// is left untouched.
+func FuzzOpenRecovers(f *testing.F) {
+	rec := func(seq int, prev string) string {
+		return `{"seq":` + strconv.Itoa(seq) + `,"time":"2026-12-01T12:00:00Z","kind":"event","server":"s","action":"a","fields":{},"prev":"` + prev + `"}`
+	}
+	one := rec(1, GenesisPrev)
+	two := rec(2, hashLine([]byte(one)))
+	f.Add([]byte(one + "\n" + two + "\n"))
+	f.Add([]byte(one + "\n" + two))
+	f.Add([]byte(one + "\n" + two[:40]))
+	f.Add([]byte(one + "\ngarbage\n" + two + "\n"))
+	f.Add([]byte(one + "\n" + two + "\ngarbage\n\x00\x00"))
+	f.Add([]byte(two + "\n"))
+	f.Add([]byte("\n\n"))
+	f.Add([]byte(""))
+	f.Add(make([]byte, 512))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, err := Verify(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "audit.jsonl")
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		l, err := Open(Options{Path: path, Server: "sweepd", Logger: slog.New(slog.DiscardHandler)})
+		after, _ := os.ReadFile(path)
+		switch {
+		case want.OK || want.Torn:
+			if err != nil {
+				t.Fatalf("Open refused a log whose chain is whole (torn tail: %v): %v", want.Torn, err)
+			}
+			defer l.Close()
+		default:
+			wantCode(t, err, result.AuditUnavailable)
+			if !bytes.Equal(after, b) || len(sidecars(t, path)) != 0 {
+				t.Fatal("a refused log was changed or set aside")
+			}
+			return
+		}
+		if want.OK && !bytes.Equal(after, b) {
+			t.Fatal("Open changed an intact log")
+		}
+		if want.Torn {
+			wantRecovered(t, path, b[:want.ValidBytes], b[want.ValidBytes:])
+		}
+		if err := l.Event("tick", nil); err != nil {
+			t.Fatal(err)
+		}
+		if rep, err := VerifyFile(path); err != nil || !rep.OK || rep.Records != want.Records+len(rep.Recoveries)-len(want.Recoveries)+1 {
+			t.Fatalf("after Open and one record: %+v, %v (before: %+v)", rep, err, want)
+		}
+	})
+}
