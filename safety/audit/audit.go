@@ -92,18 +92,21 @@ var (
 	errNotRegular = result.New(result.AuditUnavailable, "the audit log path is not a regular file")
 )
 
-// Open opens (creating if needed) the audit log described by opts, and reads
-// the end of an existing file to recover the sequence number and chain head.
-// It does not read the whole file: `<server> audit verify FILE` does that.
+// Open opens (creating if needed) the audit log described by opts, and
+// verifies the whole current file to recover the sequence number and chain
+// head and to find a change made in the middle of the chain. A torn tail is
+// set aside into a sidecar file and recorded (see the package doc);
+// rotation (MaxBytes) bounds how much Open reads.
 //
 // It refuses, with a *result.Error and whatever the fail mode (the fail mode
 // governs records, not startup): bad options (INVALID_REQUEST); a log
 // inside an operator root (POLICY_DENIED); a log it cannot create, lock or
 // open (AUDIT_UNAVAILABLE, wrapping the OS error, e.g. ENOTDIR when a parent
-// is a regular file). A log whose last line is torn or unreadable is refused
-// in closed mode (AUDIT_UNAVAILABLE, the reason says to run
-// `<server> audit verify FILE`); in open mode it is reported to the logger
-// and the next record is appended after the break.
+// is a regular file). A log broken in the middle, or whose torn tail cannot
+// be set aside, is refused in closed mode (AUDIT_UNAVAILABLE; the reason
+// names the line and says to run `<server> audit verify FILE`); in open mode
+// it is reported to the logger and the next record is appended after the
+// break.
 func Open(opts Options) (*Log, error) {
 	if opts.Path == "" {
 		return nil, result.New(result.InvalidRequest, "the audit log path is empty")
