@@ -3,6 +3,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -201,11 +202,15 @@ func (l *Log) load() error {
 			return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot sync the audit log directory %s", l.dir), err)
 		}
 	}
-	rep, err := scan(t)
+	_, ok, err := quickChain(io.NewSectionReader(t.f, 0, t.size))
+	var rep Report
+	if err == nil && !ok {
+		rep, err = scan(t)
+	}
 	if err != nil {
 		return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot read the audit log %s", l.path), err)
 	}
-	if !rep.OK {
+	if !ok && !rep.OK {
 		if _, err := l.mend(t, rep); err != nil {
 			return startError(l.path, err)
 		}

@@ -331,3 +331,40 @@ func FuzzOpenRecovers(f *testing.F) {
 		}
 	})
 }
+
+func TestQuickChainAgreesWithVerify(t *testing.T) {
+	path, lines := sampleLog(t, 30)
+	b, _ := os.ReadFile(path)
+	edit := func(i int, from, to string) []byte {
+		c := make([][]byte, len(lines))
+		copy(c, lines)
+		c[i] = bytes.Replace(c[i], []byte(from), []byte(to), 1)
+		return append(bytes.Join(c, []byte{'\n'}), '\n')
+	}
+	cases := []struct {
+		name  string
+		input []byte
+		ok    bool
+	}{
+		{"intact", b, true},
+		{"empty", nil, true},
+		{"one byte changed in the middle", edit(10, `"reclaim"`, `"reclaiM"`), false},
+		{"one byte changed in the last record", edit(29, `"tick"`, `"tiCk"`), true}, // as for Verify: the end is not anchored
+		{"last record no longer a record", edit(29, `"kind":"event"`, `"kind":"evenT"`), false},
+		{"seq changed", edit(5, `"seq":6,`, `"seq":7,`), false},
+		{"torn tail", b[:len(b)-3], false},
+		{"garbage after", append(append([]byte(nil), b...), "x\n"...), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			q, ok, err := quickChain(bytes.NewReader(c.input))
+			full, _ := Verify(bytes.NewReader(c.input))
+			if err != nil || ok != c.ok || ok != full.OK {
+				t.Fatalf("quickChain ok %v, %v; Verify %+v; want %v", ok, err, full, c.ok)
+			}
+			if ok && (q.Records != full.Records || q.Head != full.Head || q.LastSeq != full.LastSeq || q.ValidBytes != full.ValidBytes) {
+				t.Fatalf("quickChain %+v, Verify %+v", q, full)
+			}
+		})
+	}
+}
