@@ -93,7 +93,7 @@ func BenchmarkOpenFullLog(b *testing.B) {
 
 // writeChain writes a valid chain of records to path until it holds size
 // bytes, without an fsync per record.
-func writeChain(b *testing.B, path string, size int64) {
+func writeChain(b testing.TB, path string, size int64) {
 	b.Helper()
 	var buf bytes.Buffer
 	h := genesis
