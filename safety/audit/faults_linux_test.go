@@ -254,3 +254,55 @@ func fill(t *testing.T, path string) {
 	}
 	t.Fatal("the file system never filled up")
 }
+
+// TestRecoveredRecordWaitsForSpace: the disk has room for the sidecar but
+// not for the recovered record (the log's last page is nearly full and no
+// page is free once the sidecar is written). Open mode starts, and the
+// recovered record is written before the next record once space returns;
+// closed mode refuses to start, and the next start finds a whole log (the
+// sidecar keeps the bytes).
+func TestRecoveredRecordWaitsForSpace(t *testing.T) {
+	for _, mode := range []string{FailOpen, FailClosed} {
+		t.Run(mode, func(t *testing.T) {
+			path := smallDisk(t)
+			l := openLog(t, Options{Path: path})
+			padToPageEnd(t, l, path)
+			l.Close()
+			whole, _ := os.ReadFile(path)
+			tail := []byte(`{"seq":99,"ti`)
+			os.WriteFile(path, append(append([]byte(nil), whole...), tail...), 0o600)
+			spare := filepath.Join(filepath.Dir(path), "spare")
+			os.WriteFile(spare, []byte("x"), 0o600) // one page, freed after the fill
+			filler := filepath.Join(filepath.Dir(path), "filler")
+			fill(t, filler)
+			os.Remove(spare)
+
+			var logs bytes.Buffer
+			l, err := Open(Options{Path: path, Server: "sweepd", FailMode: mode, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if b, _ := os.ReadFile(path); string(b) != string(whole) || len(sidecars(t, path)) != 1 {
+				t.Fatalf("the tail was not set aside into one sidecar: %d bytes, sidecars %q", len(b), sidecars(t, path))
+			}
+			os.Remove(filler)
+			if mode == FailClosed {
+				e := wantCode(t, err, result.AuditUnavailable)
+				if !errors.Is(e, syscall.ENOSPC) {
+					t.Fatalf("err = %v", err)
+				}
+				l = openLog(t, Options{Path: path})
+				mustVerify(t, path, bytes.Count(whole, []byte{'\n'}))
+				return
+			}
+			if err != nil || !strings.Contains(logs.String(), "could not be written yet") {
+				t.Fatalf("open mode: %v, logs %q", err, logs.String())
+			}
+			defer l.Close()
+			if err := l.Event("tick", nil); err != nil {
+				t.Fatal(err)
+			}
+			rep := wantRecovered(t, path, whole, tail)
+			if rep.Recoveries[0].Seq != rep.LastSeq-1 {
+				t.Fatalf("the recovered record is not just before the next record: %+v", rep)
+			}
+		})
+	}
+}

@@ -39,7 +39,13 @@ func (l *Log) mend(t *target, rep Report) (prefix []byte, err error) {
 	if rep.Torn {
 		rc, err := l.setAside(t, rep)
 		if err == nil {
-			return nil, l.recordRecovery(t, rc)
+			err = l.recordRecovery(t, rc)
+			if err != nil && l.openMode { // l.pending keeps the record for the next append
+				l.logger.Warn("audit: a torn tail was set aside but its recovered record could not be written yet; continuing because the audit fail mode is open",
+					"server", l.server, "path", l.path, "sidecar", rc.Sidecar, "error", err.Error())
+				l.known, err = nil, nil
+			}
+			return nil, err
 		}
 		msg = fmt.Sprintf("the audit log %s ends in a torn record (line %d: %s) that could not be set aside (%v); free space or fix permissions in %s and start again",
 			l.path, rep.BrokenAt, rep.Reason, err, l.dir)
