@@ -36,7 +36,10 @@
 //     "recovered" whose fields give the sidecar's name, its length in
 //     bytes, its SHA-256 and what was wrong. The chain goes on after it,
 //     and `audit verify` reports the recovery, not a break. If the tail
-//     cannot be set aside (a full disk), closed mode refuses as above.
+//     cannot be set aside (a full disk), closed mode refuses as above. If
+//     it is set aside but the recovered record then finds no room, open
+//     mode writes that record before the next one; closed mode refuses to
+//     start, and the sidecar, which no record names then, keeps the bytes.
 //   - To leave a torn record behind. A write that fails half-way (ENOSPC,
 //     EIO) is cut back to the previous record and refused
 //     (AUDIT_UNAVAILABLE); the same Log writes again once the disk has
