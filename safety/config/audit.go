@@ -10,8 +10,9 @@ type Audit struct {
 	// chain goes on across files; `<server> audit verify FILE FILE.1 ...`
 	// checks a set of them. A server verifies the whole current file at
 	// every start (a record changed in the middle stops it), so this also
-	// bounds start time: about 50 ms for a full 8 MiB file on a 2-vCPU
-	// machine (audit's BenchmarkOpenFullLog).
+	// bounds start time: 50 to 110 ms for a full 8 MiB file on a busy
+	// 2-vCPU machine, about ten times that for 64 MiB (audit's
+	// BenchmarkOpenFullLog).
 	MaxMB int `toml:"max_mb" json:"max_mb"`
 	// Keep is how many rotated files are kept, FILE.1 (the newest) to
 	// FILE.<keep> (1..1000, default 5; 0 means the default); at rotation
