@@ -72,7 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return config.Exit(stderr, err)
 	}
-	alog, err := audit.Open(audit.Options{Path: logPath, FailMode: pol.AuditFailMode, Server: "organizerd", Roots: []string{root.Path()}, Logger: logger})
+	alog, err := audit.Open(audit.Options{Path: logPath, FailMode: pol.AuditFailMode, Server: "organizerd", Roots: []string{root.Path()}, Logger: logger, MaxBytes: pol.Audit.MaxBytes(), Keep: pol.Audit.Files()})
 	if err != nil {
 		return config.Exit(stderr, config.Fatalf("audit log %s: %s", logPath, result.Reason(err)))
 	}

@@ -73,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return config.Exit(stderr, err)
 	}
-	alog, err := audit.Open(audit.Options{Path: logPath, FailMode: pol.AuditFailMode, Server: "sweepd", Roots: paths, Logger: logger})
+	alog, err := audit.Open(audit.Options{Path: logPath, FailMode: pol.AuditFailMode, Server: "sweepd", Roots: paths, Logger: logger, MaxBytes: pol.Audit.MaxBytes(), Keep: pol.Audit.Files()})
 	if err != nil {
 		return config.Exit(stderr, config.Fatalf("audit log %s: %s", logPath, result.Reason(err)))
 	}

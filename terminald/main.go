@@ -70,7 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return config.Exit(stderr, err)
 	}
 	alog, err := audit.Open(audit.Options{Path: logPath, FailMode: pol.AuditFailMode, Server: "terminald",
-		Roots: []string{root.Path()}, Logger: cli.Logger})
+		Roots: []string{root.Path()}, Logger: cli.Logger, MaxBytes: pol.Audit.MaxBytes(), Keep: pol.Audit.Files()})
 	if err != nil {
 		return config.Exit(stderr, config.Fatalf("audit log %s: %s", logPath, result.Reason(err)))
 	}

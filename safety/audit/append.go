@@ -50,6 +50,17 @@ func (l *Log) appendLocked(rec record) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if prefix == nil {
+		if err := l.writePending(t); err != nil {
+			return 0, err
+		}
+	}
+	return l.writeRecord(t, prefix, rec)
+}
+
+// writeRecord chains rec to l.head, writes it to t after prefix, and moves
+// the head and what this Log knows of the file past it.
+func (l *Log) writeRecord(t *target, prefix []byte, rec record) (int64, error) {
 	rec.Seq, rec.Prev = l.head.seq+1, l.head.hash
 	rec.Time = time.Now().UTC().Format(time.RFC3339Nano)
 	line, err := encodeLine(prefix, &rec)
@@ -64,7 +75,8 @@ func (l *Log) appendLocked(rec record) (int64, error) {
 	}
 	// The record's line as hashed: no torn-line prefix, no newline.
 	l.head = head{seq: rec.Seq, hash: hashLine(line[len(prefix) : len(line)-1])}
-	l.known, l.knownSize = t.fi, t.size+int64(len(line))
+	t.size += int64(len(line))
+	l.known, l.knownSize = t.fi, t.size
 	return rec.Seq, nil
 }
 
@@ -101,8 +113,10 @@ func (t *target) close() {
 
 // catchUp re-reads the chain head from the file when the file is not as
 // this Log left it (another process wrote, rotated or replaced it, or a
-// write failed). It returns what must precede the record: a newline that
-// closes a torn last line, which only open mode appends after.
+// write failed). A torn tail found there (another writer crashed, or a
+// failed write could not be cut back) is set aside as at Open. It returns
+// what must precede the record: a newline that closes a torn last line,
+// which only open mode appends after.
 func (l *Log) catchUp(t *target) (prefix []byte, err error) {
 	if l.known != nil && l.knownSize == t.size && os.SameFile(l.known, t.fi) {
 		return nil, nil
@@ -111,22 +125,45 @@ func (l *Log) catchUp(t *target) (prefix []byte, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: read the end of %s: %w", l.path, err)
 	}
-	if st.broken != "" {
-		l.known = nil
-		broken := describeBroken(l.server, st.fileOr(l.path), st.broken)
-		if !l.openMode {
-			return nil, result.Wrap(result.AuditUnavailable,
-				"the log is damaged: its last record is incomplete or unreadable, and an operator must run `"+
-					l.server+" audit verify` on it", errors.New(broken))
+	if st.broken == "" {
+		l.head = st.head
+		return nil, nil
+	}
+	l.known = nil
+	if st.file == "" { // the log's own tail: check the whole file and mend it
+		rep, err := scan(t)
+		if err != nil {
+			return nil, fmt.Errorf("audit: read %s: %w", l.path, err)
 		}
-		l.logger.Warn("audit: "+broken+"; appending after the break because the audit fail mode is open",
-			"server", l.server, "path", l.path)
-		if st.partial {
-			prefix = []byte{'\n'}
+		if !rep.OK {
+			prefix, err = l.mend(t, rep)
+			return prefix, l.clientError(err)
 		}
+	}
+	broken := describeBroken(l.server, st.fileOr(l.path), st.broken)
+	if !l.openMode {
+		return nil, l.clientError(&damaged{broken})
+	}
+	l.logger.Warn("audit: "+broken+"; appending after the break because the audit fail mode is open",
+		"server", l.server, "path", l.path)
+	if st.partial {
+		prefix = []byte{'\n'}
 	}
 	l.head = st.head
 	return prefix, nil
+}
+
+// clientError turns a damaged log into AUDIT_UNAVAILABLE with a reason
+// that sends the operator to audit verify without naming the path (the
+// path stays in the wrapped error, for the server's own log).
+func (l *Log) clientError(err error) error {
+	var d *damaged
+	if !errors.As(err, &d) {
+		return err
+	}
+	return result.Wrap(result.AuditUnavailable,
+		"the log is damaged: a record is incomplete, unreadable or does not link to the one before, and an operator must run `"+
+			l.server+" audit verify` on it", err)
 }
 
 // encodeLine renders rec as prefix, its JSON and a newline. HTML escaping
@@ -252,10 +289,10 @@ func (l *Log) state(f *os.File, size int64) (tailState, error) {
 	return tailState{head: best}, nil
 }
 
-// shift renames FILE.4 to FILE.5 (replacing it), ..., FILE to FILE.1. FILE
-// is renamed last, so on any error it is still in place.
+// shift renames FILE.<keep-1> to FILE.<keep> (replacing it), ..., FILE to
+// FILE.1. FILE is renamed last, so on any error it is still in place.
 func (l *Log) shift() error {
-	for i := Keep - 1; i >= 1; i-- {
+	for i := l.keep - 1; i >= 1; i-- {
 		err := os.Rename(l.path+"."+strconv.Itoa(i), l.path+"."+strconv.Itoa(i+1))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err

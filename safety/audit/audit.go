@@ -3,6 +3,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -22,7 +23,8 @@ const (
 	FailOpen = "open"
 )
 
-// Keep is how many rotated files (FILE.1 ... FILE.5) rotation keeps.
+// Keep is how many rotated files (FILE.1 ... FILE.5) rotation keeps when
+// Options.Keep is 0.
 const Keep = 5
 
 // DefaultFile is the conventional name of the log file inside DefaultDir.
@@ -53,6 +55,10 @@ type Options struct {
 	// many bytes (0 = never rotate). A single record larger than MaxBytes
 	// still goes into a file of its own.
 	MaxBytes int64
+	// Keep is how many rotated files rotation keeps, FILE.1 (the newest)
+	// to FILE.<Keep>; the oldest beyond that is replaced. 0 means the
+	// constant Keep.
+	Keep int
 }
 
 // Log is an open audit log. It is safe for concurrent use, and several
@@ -63,12 +69,15 @@ type Log struct {
 	server   string
 	openMode bool
 	maxBytes int64
+	keep     int
 	logger   *slog.Logger
 
 	mu     sync.Mutex
 	closed bool
 	lock   *os.File // FILE.lock, flock'd around every append
 	head   head     // the chain head as this Log last saw it
+	// pending is a recovery whose record is still to be written.
+	pending *Recovery
 	// known and knownSize identify the file as this Log left it after its
 	// last write. When the file on disk differs (another process wrote,
 	// rotated or replaced it, or a write failed), the head is re-read from
@@ -84,18 +93,21 @@ var (
 	errNotRegular = result.New(result.AuditUnavailable, "the audit log path is not a regular file")
 )
 
-// Open opens (creating if needed) the audit log described by opts, and reads
-// the end of an existing file to recover the sequence number and chain head.
-// It does not read the whole file: `<server> audit verify FILE` does that.
+// Open opens (creating if needed) the audit log described by opts, and
+// verifies the whole current file to recover the sequence number and chain
+// head and to find a change made in the middle of the chain. A torn tail is
+// set aside into a sidecar file and recorded (see the package doc);
+// rotation (MaxBytes) bounds how much Open reads.
 //
 // It refuses, with a *result.Error and whatever the fail mode (the fail mode
 // governs records, not startup): bad options (INVALID_REQUEST); a log
 // inside an operator root (POLICY_DENIED); a log it cannot create, lock or
 // open (AUDIT_UNAVAILABLE, wrapping the OS error, e.g. ENOTDIR when a parent
-// is a regular file). A log whose last line is torn or unreadable is refused
-// in closed mode (AUDIT_UNAVAILABLE, the reason says to run
-// `<server> audit verify FILE`); in open mode it is reported to the logger
-// and the next record is appended after the break.
+// is a regular file). A log broken in the middle, or whose torn tail cannot
+// be set aside, is refused in closed mode (AUDIT_UNAVAILABLE; the reason
+// names the line and says to run `<server> audit verify FILE`); in open mode
+// it is reported to the logger and the next record is appended after the
+// break.
 func Open(opts Options) (*Log, error) {
 	if opts.Path == "" {
 		return nil, result.New(result.InvalidRequest, "the audit log path is empty")
@@ -122,8 +134,12 @@ func Open(opts Options) (*Log, error) {
 	if opts.Server == "" {
 		return nil, result.New(result.InvalidRequest, "the audit log needs the server's name")
 	}
-	if opts.MaxBytes < 0 {
-		return nil, result.New(result.InvalidRequest, "the audit log's MaxBytes is negative")
+	if opts.MaxBytes < 0 || opts.Keep < 0 {
+		return nil, result.New(result.InvalidRequest, "the audit log's MaxBytes or Keep is negative")
+	}
+	keep := opts.Keep
+	if keep == 0 {
+		keep = Keep
 	}
 	logger := opts.Logger
 	if logger == nil {
@@ -154,7 +170,7 @@ func Open(opts Options) (*Log, error) {
 	}
 	l := &Log{
 		path: path, dir: dir, server: opts.Server, openMode: openMode,
-		maxBytes: opts.MaxBytes, logger: logger, lock: lock, head: genesis,
+		maxBytes: opts.MaxBytes, keep: keep, logger: logger, lock: lock, head: genesis,
 	}
 	if err := l.load(); err != nil {
 		lock.Close()
@@ -164,6 +180,8 @@ func Open(opts Options) (*Log, error) {
 }
 
 // load reads the chain head from the file, creating the file if missing.
+// It verifies the whole file, so a record changed in the middle is found at
+// start, and sets a torn tail aside (see mend).
 func (l *Log) load() error {
 	if err := fsx.Lock(l.lock); err != nil {
 		return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot lock the audit log %s", l.path), err)
@@ -173,33 +191,58 @@ func (l *Log) load() error {
 	if err != nil {
 		return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot open the audit log %s", l.path), err)
 	}
-	defer f.Close()
-	fi, err := statRegular(f)
-	if err != nil {
+	t := &target{f: f, created: created}
+	defer t.close()
+	if t.fi, err = statRegular(f); err != nil {
 		return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot use the audit log %s", l.path), err)
 	}
+	t.size = t.fi.Size()
 	if created {
 		if err := fsx.SyncDir(l.dir); err != nil {
 			return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot sync the audit log directory %s", l.dir), err)
 		}
 	}
-	st, err := l.state(f, fi.Size())
+	_, ok, err := quickChain(io.NewSectionReader(t.f, 0, t.size))
+	var rep Report
+	if err == nil && !ok {
+		rep, err = scan(t)
+	}
+	if err != nil {
+		return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot read the audit log %s", l.path), err)
+	}
+	if !ok && !rep.OK {
+		if _, err := l.mend(t, rep); err != nil {
+			return startError(l.path, err)
+		}
+		return nil
+	}
+	st, err := l.state(t.f, t.size)
 	if err != nil {
 		return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot read the end of the audit log %s", l.path), err)
 	}
 	l.head = st.head
-	if st.broken != "" {
+	if st.broken != "" { // the log is empty and its rotated predecessor's tail is broken
 		msg := describeBroken(l.server, st.fileOr(l.path), st.broken)
 		if !l.openMode {
 			return result.New(result.AuditUnavailable, msg)
 		}
 		l.logger.Warn("audit: "+msg+"; continuing after the break because the audit fail mode is open",
 			"server", l.server, "path", l.path)
-		l.known = nil // the first append re-reads the tail and closes a torn line
+		l.known = nil
 		return nil
 	}
-	l.known, l.knownSize = fi, fi.Size()
+	l.known, l.knownSize = t.fi, t.size
 	return nil
+}
+
+// startError is the error Open returns for a failure of mend: a damaged
+// log's message as the reason, anything else wrapped.
+func startError(path string, err error) error {
+	var d *damaged
+	if errors.As(err, &d) {
+		return result.New(result.AuditUnavailable, d.msg)
+	}
+	return result.Wrap(result.AuditUnavailable, fmt.Sprintf("cannot repair the audit log %s", path), err)
 }
 
 // Path returns the log file's path as cleaned by Open.

@@ -44,7 +44,7 @@ func TestRunVerifyCommand(t *testing.T) {
 	}{
 		{"nil", nil},
 		{"no arguments", []string{}},
-		{"two files", []string{"a", "b"}},
+		{"a flag after a file", []string{"a", "-x"}},
 		{"unknown flag", []string{"-x"}},
 		{"empty file name", []string{""}},
 		{"only --", []string{"--"}},
@@ -64,5 +64,76 @@ func TestRunVerifyCommand(t *testing.T) {
 	code, out, errOut := runVerify(filepath.Join(t.TempDir(), "missing.jsonl"))
 	if code != 2 || out != "" || !strings.Contains(errOut, "cannot read") {
 		t.Fatalf("missing file: exit %d, %q, %q", code, out, errOut)
+	}
+}
+
+func TestRunVerifyCommandTornAndRecovered(t *testing.T) {
+	path, b := logWith(t, 3)
+	os.WriteFile(path, append(append([]byte(nil), b...), `{"seq":4,"ti`...), 0o600)
+	code, out, _ := runVerify(path)
+	if code != 1 || !strings.HasPrefix(out, "torn: line 4: ") || !strings.Contains(out, "3 records before it are intact") {
+		t.Fatalf("torn log: exit %d, %q", code, out)
+	}
+	openLog(t, Options{Path: path}).Close()
+	side := sidecars(t, path)[0]
+	cases := []struct {
+		name  string
+		setup func()
+		want  string
+	}{
+		{"sidecar in place", func() {}, "the sidecar is there and matches"},
+		{"sidecar edited", func() { os.WriteFile(side, []byte("other"), 0o600) }, "the sidecar differs"},
+		{"sidecar removed", func() { os.Remove(side) }, "the sidecar is no longer there"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.setup()
+			code, out, _ := runVerify(path)
+			if code != 0 || !strings.HasPrefix(out, "ok: 4 records, chain intact\n") ||
+				!strings.Contains(out, "recovered: line 4 (seq 4): a torn tail of 12 bytes was set aside in "+filepath.Base(side)) ||
+				!strings.Contains(out, c.want) {
+				t.Fatalf("exit %d, %q; want a recovery with %q", code, out, c.want)
+			}
+		})
+	}
+}
+
+func TestRunVerifyCommandRotatedSet(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l := openLog(t, Options{Path: path, MaxBytes: 1200, Keep: 3})
+	for i := range 40 {
+		if err := l.Event("tick", map[string]any{"i": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	if _, err := os.Stat(path + ".4"); err == nil {
+		t.Fatal("Keep 3 left a fourth rotated file")
+	}
+	all := []string{path + ".2", path, path + ".3", path + ".1"}
+	cases := []struct {
+		name  string
+		files []string
+		edit  func()
+		code  int
+		want  string
+	}{
+		{"all files in any order", all, func() {}, 0, "ok: "},
+		{"without the older files", []string{path, path + ".1"}, func() {}, 0, "continues a chain from a file not given"},
+		{"a file missing in the middle", []string{path, path + ".2"}, func() {}, 1, "a file of the set is missing"},
+		{"a rotated file edited at its end", all, func() {
+			lines := readLines(t, path+".2")
+			lines[len(lines)-1] = bytes.Replace(lines[len(lines)-1], []byte(`"tick"`), []byte(`"tock"`), 1)
+			writeLines(t, path+".2", lines)
+		}, 1, path + ".1: broken: line 1: prev does not match the hash of the last record of " + path + ".2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.edit()
+			code, out, _ := runVerify(c.files...)
+			if code != c.code || !strings.Contains(out, c.want) {
+				t.Fatalf("exit %d, %q; want %d with %q", code, out, c.code, c.want)
+			}
+		})
 	}
 }

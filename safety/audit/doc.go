@@ -19,11 +19,31 @@
 //     AUDIT_UNAVAILABLE, and the caller must not act. Only a fail mode of
 //     "open", set on purpose in a visible policy file, turns that into a
 //     warning on an slog.Logger.
-//   - To keep writing after a torn record. A log whose last line is
-//     incomplete (a crash mid-write) or unreadable is broken: Open refuses it
-//     in closed mode and asks the operator to run `<server> audit verify FILE`.
-//     A write that fails half-way is cut back to the previous record, so a
-//     full disk does not leave a torn line behind.
+//   - To write to a log whose chain is broken inside. Open verifies the
+//     whole current file (rotation bounds it): a record that does not link
+//     to the one before, or a line that is not a record with a record after
+//     it, means the file was changed in place (tampering or disk
+//     corruption), and Open
+//     refuses it in closed mode with a reason that names the line and asks
+//     the operator to run `<server> audit verify FILE`; in open mode it is
+//     reported to the logger and records go on after the break.
+//   - To stop for a crash. A torn tail, an incomplete last line or
+//     lines after the last record of which none is a record (what a crash
+//     mid-write or a power loss leaves), is not tampering: Open, and any
+//     append that finds one, copies it byte for byte into a sidecar file
+//     beside the log (FILE.torn-<UTC time>), fsyncs it, cuts the log back
+//     to its last whole record and appends an event record with action
+//     "recovered" whose fields give the sidecar's name, its length in
+//     bytes, its SHA-256 and what was wrong. The chain goes on after it,
+//     and `audit verify` reports the recovery, not a break. If the tail
+//     cannot be set aside (a full disk), closed mode refuses as above. If
+//     it is set aside but the recovered record then finds no room, open
+//     mode writes that record before the next one; closed mode refuses to
+//     start, and the sidecar, which no record names then, keeps the bytes.
+//   - To leave a torn record behind. A write that fails half-way (ENOSPC,
+//     EIO) is cut back to the previous record and refused
+//     (AUDIT_UNAVAILABLE); the same Log writes again once the disk has
+//     room, with no restart.
 //   - To live where the server can write. Open refuses a log whose
 //     directory lies inside any operator root, checked both as written and
 //     after resolving symbolic links, including every link passed on the way,
@@ -52,16 +72,19 @@
 // since its own last write re-reads the last record before chaining to it.
 // The in-memory chain head is used otherwise; the file is never re-read per
 // record. With MaxBytes set, a record that would grow the file past it
-// first renames FILE to FILE.1 (FILE.1 to FILE.2, ... keeping five), and the
-// new file's first record continues the chain. VerifyFile checks that link
-// when the older file is present.
+// first renames FILE to FILE.1 (FILE.1 to FILE.2, ... keeping Options.Keep,
+// five by default), and the new file's first record continues the chain: its
+// prev is the hash of the last record of FILE.1. VerifyFile checks that link
+// when the older file is present; VerifyFiles checks a whole set.
 //
 // # Limits
 //
 // The chain makes changes evident, not impossible. Anyone with write access
 // to the file can rewrite it from the changed line on and recompute every
 // hash, and removing whole records from the end leaves a valid shorter
-// chain; Report.Head and Report.LastSeq exist so that the head can be
+// chain; garbling the end (so that no line from some point on is a record)
+// looks like a crash, so Open sets it aside rather than refusing, though
+// the sidecar keeps those bytes and the recovered record their hash; Report.Head and Report.LastSeq exist so that the head can be
 // anchored elsewhere (copied off the machine) and compared later. The file
 // is opened by its path for every record (so a read-only remount or a
 // removed file is noticed at once), which means a rename of a directory on

@@ -1,7 +1,9 @@
 package audit
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,59 +110,128 @@ func TestOpenFailsOnReadOnlyMount(t *testing.T) {
 	}
 }
 
-func TestIntentFailsClosedWhenDiskFull(t *testing.T) {
+// smallDisk mounts a 64 KiB tmpfs and returns the path of a log on it.
+func smallDisk(t *testing.T) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "small")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	mount(t, "tmpfs", dir, "tmpfs", 0, "size=64k,mode=0700")
-	path := filepath.Join(dir, "audit.jsonl")
-	l := openLog(t, Options{Path: path})
-	if err := l.Event("startup", nil); err != nil {
-		t.Fatal(err)
-	}
-	before, _ := os.ReadFile(path)
-
-	filler := filepath.Join(dir, "filler")
-	fill(t, filler)
-
-	// Large enough to need a new page: part of it fits in the log's last
-	// page, the rest hits ENOSPC, and the torn part must be cut back.
-	big := strings.Repeat("x", 6000)
-	_, err := l.Intent("reclaim", map[string]any{"pad": big})
-	e := wantCode(t, err, result.AuditUnavailable)
-	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(e.Reason, "no space left") {
-		t.Fatalf("err = %v; reason %q", err, e.Reason)
-	}
-	after, _ := os.ReadFile(path)
-	if string(after) != string(before) {
-		t.Fatalf("a failed write left %d bytes behind", len(after)-len(before))
-	}
-	mustVerify(t, path, 1)
-
-	// Space comes back: the log carries on, chain intact.
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
-	if id, err := l.Intent("reclaim", map[string]any{"pad": big}); err != nil || id != "i-2" {
-		t.Fatalf("Intent after freeing space = %q, %v", id, err)
-	}
-	mustVerify(t, path, 2)
+	return filepath.Join(dir, "audit.jsonl")
 }
 
-func TestFirstIntentFailsClosedOnFullDisk(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "small")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
+// padToPageEnd writes events until the log ends between 100 and 200 bytes
+// short of a page boundary, so that on a full tmpfs the next record's
+// first bytes fit in the last page and the rest hits ENOSPC: the write
+// itself fails part-way.
+func padToPageEnd(t *testing.T, l *Log, path string) {
+	t.Helper()
+	for range 8 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		room := 4096 - fi.Size()%4096
+		if room >= 100 && room <= 200 {
+			return
+		}
+		// An event with an empty pad is about 150 bytes; aim at 150 short.
+		pad := (room - 150 - 160 + 4096) % 4096
+		if err := l.Event("pad", map[string]any{"pad": strings.Repeat("p", int(pad))}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	mount(t, "tmpfs", dir, "tmpfs", 0, "size=64k,mode=0700")
-	path := filepath.Join(dir, "audit.jsonl")
-	l := openLog(t, Options{Path: path})
-	fill(t, filepath.Join(dir, "filler"))
-	_, err := l.Intent("reclaim", nil)
-	wantCode(t, err, result.AuditUnavailable)
-	if fi, _ := os.Stat(path); fi.Size() != 0 {
-		t.Fatalf("the log holds %d bytes after a refused first write", fi.Size())
+	t.Fatal("could not bring the log near a page boundary")
+}
+
+func TestRecordFailsClosedWhenDiskFills(t *testing.T) {
+	big := map[string]any{"pad": strings.Repeat("x", 600)}
+	cases := []struct {
+		name  string
+		first bool // the log is empty when the disk fills
+		write func(l *Log) error
+	}{
+		{"intent cut off part-way", false, func(l *Log) error { _, err := l.Intent("reclaim", big); return err }},
+		{"outcome cut off part-way", false, func(l *Log) error { return l.Outcome("i-1", "reclaim", result.OK, big) }},
+		{"event cut off part-way", false, func(l *Log) error { return l.Event("tick", big) }},
+		{"first record of an empty log", true, func(l *Log) error { _, err := l.Intent("reclaim", nil); return err }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := smallDisk(t)
+			l := openLog(t, Options{Path: path})
+			if !c.first {
+				padToPageEnd(t, l, path)
+			}
+			before, _ := os.ReadFile(path)
+			filler := filepath.Join(filepath.Dir(path), "filler")
+			fill(t, filler)
+
+			e := wantCode(t, c.write(l), result.AuditUnavailable)
+			if !errors.Is(e, syscall.ENOSPC) || !strings.Contains(e.Reason, "no space left") {
+				t.Fatalf("err = %v; reason %q", e, e.Reason)
+			}
+			after, _ := os.ReadFile(path)
+			if string(after) != string(before) {
+				t.Fatalf("a failed write left %d bytes behind", len(after)-len(before))
+			}
+			n := bytes.Count(before, []byte{'\n'})
+			mustVerify(t, path, n)
+
+			// Space comes back: the same Log carries on, chain intact.
+			if err := os.Remove(filler); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.write(l); err != nil {
+				t.Fatalf("after freeing space: %v", err)
+			}
+			mustVerify(t, path, n+1)
+		})
+	}
+}
+
+func TestTornTailOnFullDisk(t *testing.T) {
+	for _, mode := range []string{FailClosed, FailOpen} {
+		t.Run(mode, func(t *testing.T) {
+			path := smallDisk(t)
+			l := openLog(t, Options{Path: path})
+			for range 3 {
+				if err := l.Event("tick", nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l.Close()
+			whole, _ := os.ReadFile(path)
+			torn := append(append([]byte(nil), whole...), `{"seq":4,"ti`...)
+			os.WriteFile(path, torn, 0o600)
+			filler := filepath.Join(filepath.Dir(path), "filler")
+			fill(t, filler)
+
+			var logs bytes.Buffer
+			l, err := Open(Options{Path: path, Server: "sweepd", FailMode: mode, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if mode == FailClosed {
+				e := wantCode(t, err, result.AuditUnavailable)
+				if !strings.Contains(e.Reason, "could not be set aside") || !strings.Contains(e.Reason, "no space left") {
+					t.Fatalf("reason: %s", e.Reason)
+				}
+			} else {
+				if err != nil || !strings.Contains(logs.String(), "could not be set aside") {
+					t.Fatalf("open mode: %v, logs %q", err, logs.String())
+				}
+				l.Close()
+			}
+			if b, _ := os.ReadFile(path); string(b) != string(torn) || len(sidecars(t, path)) != 0 {
+				t.Fatal("a set-aside that failed changed the log or left a sidecar")
+			}
+
+			os.Remove(filler)
+			l = openLog(t, Options{Path: path, FailMode: mode})
+			wantRecovered(t, path, whole, []byte(`{"seq":4,"ti`))
+			if err := l.Event("tick", nil); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 
@@ -182,4 +253,56 @@ func fill(t *testing.T, path string) {
 		}
 	}
 	t.Fatal("the file system never filled up")
+}
+
+// TestRecoveredRecordWaitsForSpace: the disk has room for the sidecar but
+// not for the recovered record (the log's last page is nearly full and no
+// page is free once the sidecar is written). Open mode starts, and the
+// recovered record is written before the next record once space returns;
+// closed mode refuses to start, and the next start finds a whole log (the
+// sidecar keeps the bytes).
+func TestRecoveredRecordWaitsForSpace(t *testing.T) {
+	for _, mode := range []string{FailOpen, FailClosed} {
+		t.Run(mode, func(t *testing.T) {
+			path := smallDisk(t)
+			l := openLog(t, Options{Path: path})
+			padToPageEnd(t, l, path)
+			l.Close()
+			whole, _ := os.ReadFile(path)
+			tail := []byte(`{"seq":99,"ti`)
+			os.WriteFile(path, append(append([]byte(nil), whole...), tail...), 0o600)
+			spare := filepath.Join(filepath.Dir(path), "spare")
+			os.WriteFile(spare, []byte("x"), 0o600) // one page, freed after the fill
+			filler := filepath.Join(filepath.Dir(path), "filler")
+			fill(t, filler)
+			os.Remove(spare)
+
+			var logs bytes.Buffer
+			l, err := Open(Options{Path: path, Server: "sweepd", FailMode: mode, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if b, _ := os.ReadFile(path); string(b) != string(whole) || len(sidecars(t, path)) != 1 {
+				t.Fatalf("the tail was not set aside into one sidecar: %d bytes, sidecars %q", len(b), sidecars(t, path))
+			}
+			os.Remove(filler)
+			if mode == FailClosed {
+				e := wantCode(t, err, result.AuditUnavailable)
+				if !errors.Is(e, syscall.ENOSPC) {
+					t.Fatalf("err = %v", err)
+				}
+				l = openLog(t, Options{Path: path})
+				mustVerify(t, path, bytes.Count(whole, []byte{'\n'}))
+				return
+			}
+			if err != nil || !strings.Contains(logs.String(), "could not be written yet") {
+				t.Fatalf("open mode: %v, logs %q", err, logs.String())
+			}
+			defer l.Close()
+			if err := l.Event("tick", nil); err != nil {
+				t.Fatal(err)
+			}
+			rep := wantRecovered(t, path, whole, tail)
+			if rep.Recoveries[0].Seq != rep.LastSeq-1 {
+				t.Fatalf("the recovered record is not just before the next record: %+v", rep)
+			}
+		})
+	}
 }

@@ -48,9 +48,10 @@ func intentID(seq int64) string { return "i-" + strconv.FormatInt(seq, 10) }
 
 // parsedRecord is what Verify and the tail reader need from a line.
 type parsedRecord struct {
-	Seq  int64
-	Prev string
-	Kind string
+	Seq    int64
+	Prev   string
+	Kind   string
+	Action string
 }
 
 // wireRecord decodes a line strictly enough to tell a record from anything
@@ -115,7 +116,7 @@ func parseRecord(line []byte) (parsedRecord, string) {
 	if w.Fields == nil || !bytes.HasPrefix(bytes.TrimLeft(*w.Fields, " \t\r\n"), []byte("{")) {
 		return parsedRecord{}, "fields is missing or not a JSON object"
 	}
-	return parsedRecord{Seq: seq, Prev: *w.Prev, Kind: *w.Kind}, ""
+	return parsedRecord{Seq: seq, Prev: *w.Prev, Kind: *w.Kind, Action: *w.Action}, ""
 }
 
 // parseSeq accepts a bare JSON integer from 1 to MaxInt64 (no sign, no

@@ -231,6 +231,7 @@ func TestPredecessorNames(t *testing.T) {
 func FuzzVerify(f *testing.F) {
 	f.Add([]byte(`{"seq":1,"time":"2026-11-30T12:00:00Z","kind":"event","server":"s","action":"a","fields":{},"prev":"` + GenesisPrev + `"}` + "\n"))
 	f.Add([]byte("garbage\n"))
+	f.Add([]byte("\x00\x00\n{}\n"))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rep, err := Verify(bytes.NewReader(b))
@@ -242,6 +243,14 @@ func FuzzVerify(f *testing.F) {
 		}
 		if rep.OK && len(b) > 0 && b[len(b)-1] != '\n' {
 			t.Fatalf("a log without a final newline verified: %+v", rep)
+		}
+		if (rep.OK && (rep.Torn || rep.ValidBytes != int64(len(b)))) || rep.ValidBytes > int64(len(b)) {
+			t.Fatalf("report %+v for %d bytes", rep, len(b))
+		}
+		// The intact part verifies on its own, with the same records.
+		whole, err := Verify(bytes.NewReader(b[:rep.ValidBytes]))
+		if err != nil || !whole.OK || whole.Records != rep.Records || whole.Head != rep.Head {
+			t.Fatalf("the intact part %+v does not match %+v", whole, rep)
 		}
 	})
 }

@@ -44,6 +44,7 @@ type Policy struct {
 	AuditLog string `toml:"audit_log" json:"audit_log"`
 	// AuditFailMode is "closed" (default: no intent record, no action) or "open".
 	AuditFailMode string    `toml:"audit_fail_mode" json:"audit_fail_mode"`
+	Audit         Audit     `toml:"audit" json:"audit"`
 	Redaction     Redaction `toml:"redaction" json:"redaction"`
 	Sweep         Sweep     `toml:"sweep" json:"sweep"`
 	Terminal      Terminal  `toml:"terminal" json:"terminal"`
@@ -497,6 +498,9 @@ func (p *Policy) validateShared() error {
 		return &Fatal{Msg: err.Error(), Err: err}
 	}
 	if err := p.Approval.validate(); err != nil {
+		return err
+	}
+	if err := p.Audit.validate(); err != nil {
 		return err
 	}
 	return p.Terminal.Validate()

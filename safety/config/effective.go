@@ -178,7 +178,7 @@ func (e *Effective) radar(r Radar) {
 }
 
 // audit checks a server's audit settings: the fail mode, and a log path
-// outside every root.
+// outside every root; it shows the rotation in effect.
 func (e *Effective) audit(p *Policy, server string, stateDir func() (string, error), roots []string) {
 	e.set("audit_fail_mode", "%s", or(p.AuditFailMode, "closed"))
 	if p.AuditFailMode == "open" {
@@ -190,6 +190,8 @@ func (e *Effective) audit(p *Policy, server string, stateDir func() (string, err
 		return
 	}
 	e.set("audit_log", "%s", ap)
+	e.set("audit.max_mb", "%d", p.Audit.MaxBytes()>>20)
+	e.set("audit.keep", "%d", p.Audit.Files())
 	if err := CheckOutside("audit log", ap, roots); err != nil {
 		e.Errorf("%s", err)
 	}

@@ -58,6 +58,8 @@ var bounds = map[string][2]int{
 	"terminal.limits.max_file_mb":      {config.MaxFileMBMin, config.MaxFileMBMax},
 	"terminal.limits.max_open_files":   {config.MaxOpenFilesMin, config.MaxOpenFilesMax},
 	"approval.timeout_seconds":         {1, config.ApprovalTimeoutMax},
+	"audit.max_mb":                     {config.AuditMaxMBMin, config.AuditMaxMBMax},
+	"audit.keep":                       {config.AuditKeepMin, config.AuditKeepMax},
 }
 
 // envs names the environment variable that overrides a key.
