@@ -2,6 +2,7 @@ package mcpkit
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"flag"
@@ -144,7 +145,7 @@ func Guard(next http.Handler, token string) http.Handler {
 		}
 		if token != "" {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			if !ok || !tokenEqual(got, token) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="bastion"`)
 				http.Error(w, "unauthorized", http.StatusUnauthorized)
 				return
@@ -159,6 +160,14 @@ func Guard(next http.Handler, token string) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// tokenEqual compares the SHA-256 digests of the two tokens in constant
+// time, so neither the content nor the length of the token leaks through
+// the time a refusal takes.
+func tokenEqual(got, want string) bool {
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
 }
 
 func hostOnly(hostport string) string {
