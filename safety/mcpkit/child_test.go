@@ -9,10 +9,16 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/bastion-mcp/bastion/safety/result"
 )
 
 // childEnv makes the test binary a server: "stdio" serves testServer on its
@@ -40,22 +46,34 @@ func childServe(mode string) int {
 			tr.TokenFile = f
 		}
 	}
-	if err := Serve(context.Background(), testServer(io.Discard), tr, logger); err != nil {
+	if err := Serve(context.Background(), childServer(), tr, logger); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return 0
 }
 
+// childServer is testServer with one more read-only tool, runtime_stats,
+// which reports the server's goroutines for the soak.
+func childServer() *server.MCPServer {
+	s := testServer(io.Discard)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s.AddTool(NewTool("runtime_stats", "Report the goroutine count.", Annotations{ReadOnly: true, Idempotent: true}, noArgsSchema),
+		Handle("runtime_stats", log, func(context.Context, mcp.CallToolRequest, struct{}) result.OperationResult {
+			return result.Success("", "stats", map[string]int{"goroutines": runtime.NumGoroutine()}, time.Time{})
+		}))
+	return s
+}
+
 // child is a server process started from the test binary.
 type child struct {
-	t   *testing.T
+	t   testing.TB
 	cmd *exec.Cmd
 	in  io.WriteCloser
 	out chan map[string]any // stdio: each message the server wrote
 }
 
-func startChild(t *testing.T, mode string, env ...string) *child {
+func startChild(t testing.TB, mode string, env ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), childEnv+"="+mode), env...)
@@ -137,7 +155,7 @@ func (c *child) ping(id int) {
 }
 
 // status reads one field of /proc/<pid>/status, in kB for the Vm* fields.
-func status(t *testing.T, pid int, field string) int {
+func status(t testing.TB, pid int, field string) int {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -157,7 +175,7 @@ func status(t *testing.T, pid int, field string) int {
 }
 
 // openFDs counts the open file descriptors of pid.
-func openFDs(t *testing.T, pid int) int {
+func openFDs(t testing.TB, pid int) int {
 	t.Helper()
 	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err != nil {

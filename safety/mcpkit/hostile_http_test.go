@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -45,7 +46,7 @@ type session struct {
 	hc             *http.Client
 }
 
-func (s *session) post(t *testing.T, body []byte) (int, map[string]any) {
+func (s *session) post(t testing.TB, body []byte) (int, map[string]any) {
 	t.Helper()
 	r, err := http.NewRequest(http.MethodPost, s.url, bytes.NewReader(body))
 	if err != nil {
@@ -89,7 +90,7 @@ func decodeReply(raw []byte) map[string]any {
 	return m
 }
 
-func (s *session) initialize(t *testing.T) {
+func (s *session) initialize(t testing.TB) {
 	t.Helper()
 	if code, m := s.post(t, []byte(initLine)); code != http.StatusOK || m["result"] == nil {
 		t.Fatalf("initialize: %d %v", code, trim(m))
@@ -99,7 +100,7 @@ func (s *session) initialize(t *testing.T) {
 	}
 }
 
-func (s *session) echo(t *testing.T, id int) {
+func (s *session) echo(t testing.TB, id int) {
 	t.Helper()
 	code, m := s.post(t, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"path":"p%d"}}}`, id, id)))
 	if code != http.StatusOK || m["result"] == nil || m["id"] != float64(id) {
@@ -199,6 +200,22 @@ func TestHTTPHostileInput(t *testing.T) {
 	}
 }
 
+// goT reports a fatal failure from a goroutine other than the test's: it
+// marks the test failed and ends that goroutine only.
+type goT struct{ testing.TB }
+
+func (g goT) Fatalf(format string, args ...any) {
+	g.TB.Helper()
+	g.TB.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+func (g goT) Fatal(args ...any) {
+	g.TB.Helper()
+	g.TB.Error(args...)
+	runtime.Goexit()
+}
+
 // TestHTTPConcurrentSessions: 200 sessions at once, each initialising and
 // making 10 calls.
 func TestHTTPConcurrentSessions(t *testing.T) {
@@ -208,6 +225,7 @@ func TestHTTPConcurrentSessions(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 0; i < sessions; i++ {
 		wg.Go(func() {
+			t := goT{t}
 			s := newSession(addr)
 			s.initialize(t)
 			for j := 0; j < calls; j++ {
