@@ -77,10 +77,19 @@ func startChild(t testing.TB, mode string, env ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), childEnv+"="+mode), env...)
-	cmd.Stderr = os.Stderr
+	return startProc(t, cmd, mode == "stdio")
+}
+
+// startProc starts cmd, driving its stdin and reading its stdout when
+// stdio is set.
+func startProc(t testing.TB, cmd *exec.Cmd, stdio bool) *child {
+	t.Helper()
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
 	c := &child{t: t, cmd: cmd, out: make(chan map[string]any, 1024)}
 	var stdout io.ReadCloser
-	if mode == "stdio" {
+	if stdio {
 		var err error
 		if c.in, err = cmd.StdinPipe(); err != nil {
 			t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 // 64 KiB pieces. Before the cap a 150 MB line cost 620 MB.
 const stdioMemoryCapKB = 96 << 10
 
-func wantRPCError(t *testing.T, m map[string]any, id any, code int) {
+func wantRPCError(t testing.TB, m map[string]any, id any, code int) {
 	t.Helper()
 	e, ok := m["error"].(map[string]any)
 	if !ok {
@@ -49,6 +49,25 @@ func bigCall(id string, n int) []byte {
 	return b.Bytes()
 }
 
+// hostileLines are one-line hostile inputs and the JSON-RPC error each
+// gets (id nil: the error's id is null).
+var hostileLines = []struct {
+	name string
+	line string
+	id   any
+	code int
+}{
+	{"malformed JSON", `{"jsonrpc":"2.0","id":1,"method":`, nil, -32700},
+	{"not JSON at all", `hello`, nil, -32700},
+	{"invalid UTF-8 in a string", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":{\"x\":\"\xff\xfe\"}}", nil, -32700},
+	{"batch array", `[{"jsonrpc":"2.0","id":3,"method":"ping"}]`, nil, -32600},
+	{"empty batch", `[]`, nil, -32600},
+	{"arrays nested 100000 deep", nested(100000, "[", "]", "1"), nil, -32600},
+	{"objects nested 100000 deep", `{"jsonrpc":"2.0","id":4,"method":"ping","params":` + nested(100000, `{"a":`, "}", "1") + "}", nil, -32700},
+	{"unknown method", `{"jsonrpc":"2.0","id":5,"method":"no/such/method"}`, 5, -32601},
+	{"wrong jsonrpc version", `{"jsonrpc":"1.0","id":6,"method":"ping"}`, 6, -32600},
+}
+
 const initLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",` +
 	`"capabilities":{},"clientInfo":{"name":"hostile","version":"1"}}}`
 
@@ -81,22 +100,7 @@ func TestStdioHostileInput(t *testing.T) {
 		}
 		c.sendLine(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	})
-	for _, tc := range []struct {
-		name string
-		line string
-		id   any
-		code int
-	}{
-		{"malformed JSON", `{"jsonrpc":"2.0","id":1,"method":`, nil, -32700},
-		{"not JSON at all", `hello`, nil, -32700},
-		{"invalid UTF-8 in a string", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":{\"x\":\"\xff\xfe\"}}", nil, -32700},
-		{"batch array", `[{"jsonrpc":"2.0","id":3,"method":"ping"}]`, nil, -32600},
-		{"empty batch", `[]`, nil, -32600},
-		{"arrays nested 100000 deep", nested(100000, "[", "]", "1"), nil, -32600},
-		{"objects nested 100000 deep", `{"jsonrpc":"2.0","id":4,"method":"ping","params":` + nested(100000, `{"a":`, "}", "1") + "}", nil, -32700},
-		{"unknown method", `{"jsonrpc":"2.0","id":5,"method":"no/such/method"}`, 5, -32601},
-		{"wrong jsonrpc version", `{"jsonrpc":"1.0","id":6,"method":"ping"}`, 6, -32600},
-	} {
+	for _, tc := range hostileLines {
 		step(tc.name, func(t *testing.T) {
 			c.sendLine(tc.line)
 			wantRPCError(t, c.next(30*time.Second), tc.id, tc.code)

@@ -13,7 +13,11 @@ type soakFigures struct {
 }
 
 func (f soakFigures) String() string {
-	return fmt.Sprintf("RSS %d KiB (peak %d KiB), %d fds, %d threads, %d goroutines", f.RSSKB, f.HWMKB, f.FDs, f.Threads, f.Goroutines)
+	s := fmt.Sprintf("RSS %d KiB (peak %d KiB), %d fds, %d threads", f.RSSKB, f.HWMKB, f.FDs, f.Threads)
+	if f.Goroutines > 0 {
+		s += fmt.Sprintf(", %d goroutines", f.Goroutines)
+	}
+	return s
 }
 
 // soakTools are the read-only tools of the child server.
