@@ -105,6 +105,8 @@ bench: build
 	$(GO) test -run '^$$' -bench . ./safety/redact/
 	@echo "== soak: 100,000 calls of each read-only tool in one stdio session of a server process (RSS, fds, threads, goroutines at start and end; caps +16 MiB, +2, +4, +8)"
 	$(GO) test -run '^$$' -bench SoakReadOnlyTools -benchtime 1x ./safety/mcpkit/
+	@echo "== hostile input + soak of the built servers: every hostile stdio input (peak RSS cap 96 MiB), then 100,000 calls of each read-only tool in one session"
+	$(GO) test -run '^$$' -bench ServerBinaries -benchtime 1x -timeout 60m ./safety/mcpkit/
 	@echo "== hostile input: stdio and HTTP servers' peak RSS through every hostile input (cap 96 MiB each), 200 concurrent HTTP sessions, 1,000 idle connections"
 	$(GO) test -count=1 -run 'TestStdioHostileInput|TestHTTPHostileInput|TestHTTPConcurrentSessions|TestHTTPSlowClientAndConnectionFlood' -v ./safety/mcpkit/ | grep -E 'VmHWM|sessions x|idle connections|cut off|^(ok|FAIL|---)'
 

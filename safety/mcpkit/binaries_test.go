@@ -141,9 +141,15 @@ func soakBinary(b *testing.B, c *child, name string) {
 	start, t0, id := c.procFigures(), time.Now(), 100000
 	for i := 0; i < n*len(tools); i++ {
 		id++
-		c.sendLine(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, id, tools[i%len(tools)]))
-		if m := c.next(30 * time.Second); m["id"] != float64(id) || (m["result"] == nil && m["error"] == nil) {
-			b.Fatalf("%s call %d: %v", name, id, trim(m))
+		tool := tools[i%len(tools)]
+		c.sendLine(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, id, tool))
+		select {
+		case m := <-c.out:
+			if m["id"] != float64(id) || (m["result"] == nil && m["error"] == nil) {
+				b.Fatalf("%s call %d of %s: %v", name, i+1, tool, trim(m))
+			}
+		case <-time.After(30 * time.Second):
+			b.Fatalf("%s: call %d of %s (after %s) unanswered for 30 s; %v", name, i+1, tool, time.Since(t0).Round(time.Millisecond), c.procFigures())
 		}
 	}
 	took, end := time.Since(t0), c.procFigures()
