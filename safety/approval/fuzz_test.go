@@ -2,7 +2,6 @@ package approval
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -103,24 +102,35 @@ func FuzzRequestState(f *testing.F) {
 	})
 }
 
-// jsonForm is s as JSON carries it: invalid UTF-8 becomes U+FFFD.
+// jsonForm is s as JSON carries it: each byte of invalid UTF-8 becomes
+// U+FFFD.
 func jsonForm(s state) state {
-	fix := func(v string) string { return strings.ToValidUTF8(v, "\uFFFD") }
-	return state{Digest: fix(s.Digest), Intent: fix(s.Intent), Issued: s.Issued, Nonce: fix(s.Nonce)}
+	b, _ := json.Marshal(s)
+	var out state
+	_ = json.Unmarshal(b, &out)
+	return out
 }
 
-// The crasher FuzzRequestState found (testdata/fuzz/FuzzRequestState/
-// c5845c61d63e2e90): a state field holding invalid UTF-8 verifies to its
+// The crashers FuzzRequestState found (testdata/fuzz/FuzzRequestState/
+// c5845c61d63e2e90 and a53669f68a8440b3): a state field holding invalid UTF-8 verifies to its
 // JSON form, each bad byte U+FFFD. The server makes digests and nonces
 // itself (hex and base64), so no real state has one; the rule stands that
 // a state verifies only as signed, and the signature covers the JSON form.
 func TestRequestStateInvalidUTF8VerifiesToItsJSONForm(t *testing.T) {
 	a := New(Options{})
-	st := state{Digest: "0", Intent: "i", Issued: 7, Nonce: "\xb9"}
-	got, ok := a.verify(a.sign(st))
-	if !ok || got.Nonce != "\uFFFD" || got != jsonForm(st) {
-		t.Fatalf("verify(sign(%+v)) = %+v, %v", st, got, ok)
+	for _, tc := range []struct{ name, nonce, want string }{
+		{"one bad byte (c5845c61d63e2e90)", "\xb9", "\uFFFD"},
+		{"two bad bytes (a53669f68a8440b3)", "\xb9\xba", "\uFFFD\uFFFD"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := state{Digest: "0", Intent: "i", Issued: 7, Nonce: tc.nonce}
+			got, ok := a.verify(a.sign(st))
+			if !ok || got.Nonce != tc.want || got != jsonForm(st) {
+				t.Fatalf("verify(sign(%+v)) = %+v, %v", st, got, ok)
+			}
+		})
 	}
+	st := state{Digest: "0", Intent: "i", Issued: 7, Nonce: "\xb9"}
 	signed := a.sign(st)
 	first := "A"
 	if signed[0] == 'A' {
