@@ -103,6 +103,20 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./safety/audit/
 	$(GO) test -run '^$$' -bench 'RunTrue|ExecTrue' -benchtime 200x ./safety/sandbox/
 	$(GO) test -run '^$$' -bench . ./safety/redact/
+	@echo "== soak: 100,000 calls of each read-only tool in one stdio session of a server process (RSS, fds, threads, goroutines at start and end; caps +16 MiB, +2, +4, +8)"
+	$(GO) test -run '^$$' -bench SoakReadOnlyTools -benchtime 1x ./safety/mcpkit/
+	@echo "== hostile input + soak of the built servers: every hostile stdio input (peak RSS cap 96 MiB), then 100,000 calls of each read-only tool in one session"
+	$(GO) test -run '^$$' -bench ServerBinaries -benchtime 1x -timeout 60m ./safety/mcpkit/
+	@echo "== hostile input: stdio and HTTP servers' peak RSS through every hostile input (cap 96 MiB each), 200 concurrent HTTP sessions, 1,000 idle connections"
+	$(GO) test -count=1 -run 'TestStdioHostileInput|TestHTTPHostileInput|TestHTTPConcurrentSessions|TestHTTPSlowClientAndConnectionFlood' -v ./safety/mcpkit/ | grep -E 'VmHWM|sessions x|idle connections|cut off|^(ok|FAIL|---)'
+
+## fuzz: every fuzz target of the modules for FUZZTIME each (default 60s); what the fuzzer
+## finds interesting is copied into the package's testdata/fuzz/ (commit it: `make test` replays
+## those corpora as seeds, without fuzzing). A crasher fails the run.
+FUZZTIME ?= 60s
+.PHONY: fuzz
+fuzz:
+	bash scripts/fuzz.sh $(FUZZTIME)
 
 ## dist: the release artifacts of VERSION (vX.Y.Z) in dist/: an archive per server and platform,
 ## an MCP bundle per server, registry/<server>/server.json, SHA256SUMS (scripts/democlient/cmd/dist).

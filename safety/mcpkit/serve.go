@@ -2,6 +2,7 @@ package mcpkit
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"flag"
@@ -87,22 +88,18 @@ func Serve(ctx context.Context, s *server.MCPServer, t Transport, logger *slog.L
 		return err
 	}
 	if t.HTTP == "" {
-		std := server.NewStdioServer(s)
-		std.SetErrorLogger(log.New(slogWriter{logger}, "", 0))
-		err := std.Listen(ctx, os.Stdin, os.Stdout)
-		if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-			return nil
-		}
-		return err
+		return serveStdio(ctx, s, os.Stdin, os.Stdout, logger)
 	}
 	h := Guard(server.NewStreamableHTTPServer(s, server.WithEndpointPath("/mcp")), t.token)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
-	srv := &http.Server{Addr: t.HTTP, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Addr: t.HTTP, Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: MaxHeaderBytes}
 	ln, err := net.Listen("tcp", t.HTTP)
 	if err != nil {
 		return config.Fatalf("cannot listen on %s: %v", t.HTTP, errors.Unwrap(err))
 	}
+	ln = limitListener(ln, MaxConns)
 	logger.Info("serving Streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "token", t.token != "")
 	go func() {
 		<-ctx.Done()
@@ -116,9 +113,23 @@ func Serve(ctx context.Context, s *server.MCPServer, t Transport, logger *slog.L
 	return nil
 }
 
-// Guard wraps an HTTP handler with Bastion's checks: a capped body, a Host
-// that is a loopback name unless a token is set, an Origin (when sent) that
-// is a loopback origin, and the bearer token when one is configured.
+// serveStdio serves s on in and out, each message passing the line gate.
+func serveStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, logger *slog.Logger) error {
+	std := server.NewStdioServer(s)
+	std.SetErrorLogger(log.New(slogWriter{logger}, "", 0))
+	w := &lockedWriter{w: out}
+	err := std.Listen(ctx, newLineGate(in, w, MaxMessageBytes), w)
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// Guard wraps an HTTP handler with Bastion's checks: a Host that is a
+// loopback name unless a token is set, an Origin (when sent) that is a
+// loopback origin, the bearer token when one is configured (compared in
+// constant time), and then a body that is read whole within BodyReadTimeout,
+// capped at MaxBodyBytes, valid UTF-8 and not a JSON-RPC batch.
 func Guard(next http.Handler, token string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token == "" && !isLoopbackHost(hostOnly(r.Host)) {
@@ -134,7 +145,7 @@ func Guard(next http.Handler, token string) http.Handler {
 		}
 		if token != "" {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			if !ok || !tokenEqual(got, token) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="bastion"`)
 				http.Error(w, "unauthorized", http.StatusUnauthorized)
 				return
@@ -144,9 +155,19 @@ func Guard(next http.Handler, token string) http.Handler {
 			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		if !readBody(w, r) {
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// tokenEqual compares the SHA-256 digests of the two tokens in constant
+// time, so neither the content nor the length of the token leaks through
+// the time a refusal takes.
+func tokenEqual(got, want string) bool {
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
 }
 
 func hostOnly(hostport string) string {
