@@ -101,11 +101,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // openJournal opens the journal, which recovers an interrupted action and
-// sets a damaged tail aside, and records both in the audit log: a
-// "recovered" event per action, a "journal_tail_set_aside" event naming the
-// sidecar, the offset, length, line count and SHA-256 of what was set aside.
+// sets a damaged tail aside, and records both in the audit log: a "recover"
+// intent before an action's recovery moves anything (fail-closed: the
+// action's own intent may not have been written), a "recovered" event
+// after it, and a "journal_tail_set_aside" event naming the sidecar, the
+// offset, length, line count and SHA-256 of what was set aside.
 func openJournal(path string, root *jail.Root, alog *audit.Log, logger *slog.Logger) (*journal.Journal, error) {
-	j, recovered, err := journal.Open(path, root, journal.Options{Logger: logger})
+	announce := func(a *journal.Action) error { // before recovery moves anything
+		_, err := alog.Intent("recover", map[string]any{"action_id": a.ID, "tool": a.Tool, "label": a.Label, "moves": len(a.Moves)})
+		return err
+	}
+	j, recovered, err := journal.Open(path, root, journal.Options{Logger: logger, Recovering: announce})
 	if err != nil {
 		return nil, config.Fatalf("journal %s: %s", path, result.Reason(err))
 	}

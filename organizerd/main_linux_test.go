@@ -166,8 +166,9 @@ func setupCrashWorkspace(t *testing.T, n int) (env []string, ws string) {
 }
 
 // TestCrashKilledDuringApplyLosesNothingAndUndoRestoresTree kills the real
-// binary with SIGKILL at random moments during a 2,000-file apply, 20 times.
-// After each restart every file exists exactly once, and undo restores the
+// binary with SIGKILL at random moments during a 2,000-file apply until 20
+// kills have interrupted one (at most 60 rounds).
+// After each restart the audit log verifies, every file exists exactly once, and undo restores the
 // original tree exactly (names and content hashes).
 func TestCrashKilledDuringApplyLosesNothingAndUndoRestoresTree(t *testing.T) {
 	const files, rounds = 2000, 20
@@ -199,7 +200,8 @@ func TestCrashKilledDuringApplyLosesNothingAndUndoRestoresTree(t *testing.T) {
 	}
 	t.Logf("one %d-file apply takes %v", files, applyTime)
 	interrupted := 0
-	for round := range rounds {
+	round := 0
+	for ; interrupted < rounds && round < 3*rounds; round++ {
 		r, err := p.call("plan_organize", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -251,9 +253,9 @@ func TestCrashKilledDuringApplyLosesNothingAndUndoRestoresTree(t *testing.T) {
 	}
 	p.kill()
 	tails, _ := filepath.Glob(filepath.Join(filepath.Dir(auditLog), "organizer.journal.tail-*"))
-	t.Logf("%d of %d kills landed while the apply was running; %d distinct damaged journal tails were set aside", interrupted, rounds, len(tails))
-	if interrupted < rounds/2 {
-		t.Fatalf("only %d kills interrupted an apply; the test is not testing crashes", interrupted)
+	t.Logf("%d of %d kills landed while the apply was running; %d distinct damaged journal tails were set aside", interrupted, round, len(tails))
+	if interrupted < rounds {
+		t.Fatalf("only %d of %d kills interrupted an apply; the test is not testing crashes", interrupted, round)
 	}
 }
 

@@ -239,13 +239,8 @@ func (j *Journal) run(b *record, hook Hook, reverting bool) (Outcome, error) {
 	b.ID = j.next
 	b.Time = time.Now().UTC()
 	b.Mkdirs = mkdirs
-	if hook != nil {
-		if err := hook(&Action{ID: b.ID, Tool: b.Tool, Label: b.Label, Time: b.Time, Moves: b.Moves, Mkdirs: mkdirs}); err != nil {
-			return Outcome{}, err
-		}
-	}
 	j.next++
-	if err := j.write(true, b); err != nil {
+	if err := j.announce(b, hook); err != nil {
 		return Outcome{}, err
 	}
 	j.pending[b.ID] = b

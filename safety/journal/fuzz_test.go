@@ -25,6 +25,7 @@ var fuzzSeeds = []string{
 	"{\"t\":\"state\",\"undo\":[null]}\n",
 	"{\"t\":\"commit\",\"id\":4}\n",
 	"null\n[]\n\"s\"\n",
+	"{\"t\":\"state\",\"next\":2}\n{\"t\":\"begin\",\"id\":2,\"op\":\"do\",\"moves\":[{\"src\":\"a\",\"dst\":\"b\",\"state\":{}}]}\n{\"t\":\"abort\",\"id\":2}\n",
 }
 
 // FuzzDecode: decode never panics; what it keeps decodes again to the same

@@ -71,6 +71,11 @@ type Options struct {
 	MaxUndo int
 	// Logger receives recovery and compaction notes; nil discards them.
 	Logger *slog.Logger
+	// Recovering is called at Open with each interrupted action before its
+	// recovery moves anything (the audit intent of the recovery: an action
+	// whose begin record was durable may have crashed before its own intent
+	// was); an error fails Open, and nothing moves.
+	Recovering Hook
 }
 
 // Errors of the journal.
@@ -189,6 +194,12 @@ func Open(path string, root *jail.Root, o Options) (*Journal, []Recovered, error
 		return nil, nil, err
 	}
 	for _, p := range interrupted {
+		if o.Recovering != nil {
+			if err := o.Recovering(&Action{ID: p.ID, Tool: p.Tool, Label: p.Label, Time: p.Time, Moves: p.Moves, Mkdirs: p.Mkdirs}); err != nil {
+				j.Close()
+				return nil, nil, err
+			}
+		}
 		r, err := j.recover(p)
 		if err != nil {
 			j.Close()
@@ -231,6 +242,8 @@ func (j *Journal) apply(r *record) error {
 		}
 	case "done":
 		// Informative only: recovery reads the filesystem.
+	case "abort":
+		delete(j.pending, r.ID) // its announcement failed: nothing of it happened
 	case "commit":
 		p := j.pending[r.ID]
 		if p == nil {

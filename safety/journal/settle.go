@@ -61,3 +61,41 @@ func (j *Journal) settle() error {
 	}
 	return nil
 }
+
+// announce makes b's begin record durable and runs hook (the audit
+// intent) at the same time: the begin record is written, its fsync runs
+// while hook writes, and nothing moves until both have succeeded. A begin
+// record may therefore be durable although hook failed or never finished:
+// when hook fails, an abort record (fsync'd) says that nothing of b may
+// happen; when the process dies first, the next start recovers b by
+// identity, and Options.Recovering announces that recovery before it
+// moves anything. Called with j.mu held. A journal write or fsync that
+// fails leaves the journal refusing actions until restart.
+func (j *Journal) announce(b *record, hook Hook) error {
+	err := j.write(false, b)
+	if err == nil {
+		err = j.w.Flush()
+	}
+	if err != nil {
+		j.broken = ErrWrite.Wrap(err)
+		return j.broken
+	}
+	synced := make(chan error, 1)
+	go func() { synced <- j.f.Sync() }()
+	var herr error
+	if hook != nil {
+		herr = hook(&Action{ID: b.ID, Tool: b.Tool, Label: b.Label, Time: b.Time, Moves: b.Moves, Mkdirs: b.Mkdirs})
+	}
+	serr := <-synced
+	if herr != nil {
+		if err := j.write(true, &record{T: "abort", ID: b.ID}); err != nil {
+			j.broken = ErrWrite.Wrap(err)
+		}
+		return herr
+	}
+	if serr != nil {
+		j.broken = ErrWrite.Wrap(serr)
+		return j.broken
+	}
+	return nil
+}

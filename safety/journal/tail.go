@@ -94,7 +94,7 @@ func parseRecord(line []byte) (*record, bool) {
 	case "begin":
 		ok := r.ID != 0 && len(r.Moves) > 0 && (r.Op == opDo || ((r.Op == opUndo || r.Op == opRedo) && r.Of != 0))
 		return &r, ok
-	case "done", "commit":
+	case "done", "commit", "abort":
 		return &r, r.ID != 0
 	}
 	return nil, false
