@@ -47,7 +47,7 @@ func (m *mover) moveOnce(b *testing.B, src, dst string) {
 	if err != nil || out.IsError {
 		b.Fatalf("%s move_file %s -> %s: %v %+v", m.name, src, dst, err, out)
 	}
-	if m.name == "organizerd" {
+	if m.name != "server-filesystem" {
 		if r := mcpkittest.Parse(b, out); r.Code != "OK" {
 			b.Fatalf("organizerd move_file %s -> %s: %s %s", src, dst, r.Code, r.Reason)
 		}
@@ -77,14 +77,18 @@ func benchWorkspace(b *testing.B) string {
 	return ws
 }
 
-// startOrganizerd starts the built organizerd over stdio on ws, with its
-// journal and audit log on the same disk.
-func startOrganizerd(b *testing.B, ws string) *mover {
+// baselineEnv names another organizerd binary (an earlier build) that
+// BenchmarkMoveFileVsFilesystemServer measures too, in the same run.
+const baselineEnv = "BASTION_BENCH_BASELINE"
+
+// startOrganizerd starts the organizerd binary bin over stdio on ws, with
+// its journal and audit log on the same disk.
+func startOrganizerd(b *testing.B, bin, name, ws string) *mover {
 	state := b.TempDir()
 	env := mcpkittest.CleanEnv(b, "BASTION_WORKSPACE_ROOT="+ws,
 		"BASTION_JOURNAL="+filepath.Join(state, "organizerd.journal"), "BASTION_AUDIT_LOG="+filepath.Join(state, "audit.jsonl"))
 	c, _ := mcpkittest.StartStdio(b, bin, env)
-	return &mover{name: "organizerd", c: c, args: func(src, dst string) map[string]any {
+	return &mover{name: name, c: c, args: func(src, dst string) map[string]any {
 		return map[string]any{"src": src, "dest": dst}
 	}}
 }
@@ -123,13 +127,20 @@ func startPeer(b *testing.B, ws string) *mover {
 // interleaved so that both see the same load. Each call moves a.pdf into
 // Documents/ or back, on the test's disk. It reports both p50s and their
 // ratio (goal <= 1.0); without `make clients-setup` it measures organizerd
-// alone and says the peer was skipped.
+// alone and says the peer was skipped. With $BASTION_BENCH_BASELINE naming
+// an earlier organizerd build, that build is measured in the same run too.
 func BenchmarkMoveFileVsFilesystemServer(b *testing.B) {
-	org := startOrganizerd(b, benchWorkspace(b))
+	org := startOrganizerd(b, bin, "organizerd", benchWorkspace(b))
 	peer := startPeer(b, benchWorkspace(b))
 	servers := []*mover{org}
 	if peer != nil {
 		servers = append(servers, peer)
+	}
+	var base *mover
+	if p := os.Getenv(baselineEnv); p != "" {
+		base = startOrganizerd(b, p, "organizerd", benchWorkspace(b))
+		base.name = "baseline"
+		servers = append(servers, base)
 	}
 	for _, s := range servers { // warm up both
 		s.moveOnce(b, "a.pdf", "Documents/a.pdf")
@@ -148,6 +159,12 @@ func BenchmarkMoveFileVsFilesystemServer(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(p50(org.ds).Microseconds()), "organizerd-p50-µs")
+	if base != nil {
+		b.ReportMetric(float64(p50(base.ds).Microseconds()), "baseline-p50-µs")
+		if peer != nil {
+			b.ReportMetric(float64(p50(base.ds))/float64(p50(peer.ds)), "baseline-ratio")
+		}
+	}
 	if peer == nil {
 		fmt.Println("peer: skipped (no Node 22 with @modelcontextprotocol/server-filesystem: run make clients-setup)")
 		return
