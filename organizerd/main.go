@@ -11,6 +11,7 @@ package main
 
 import (
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -81,14 +82,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return config.Exit(stderr, config.Fatalf("[radar] %s", result.Reason(err)))
 	}
-	j, recovered, err := journal.Open(jpath, root, journal.Options{Logger: logger})
+	j, err := openJournal(jpath, root, alog, logger)
 	if err != nil {
-		return config.Exit(stderr, config.Fatalf("journal %s: %s", jpath, result.Reason(err)))
+		return config.Exit(stderr, err)
 	}
 	defer j.Close()
-	for _, r := range recovered {
-		_ = alog.Event("recovered", map[string]any{"action_id": r.ID, "op": r.Op, "tool": r.Tool, "completed": r.Completed, "dropped": r.Dropped})
-	}
 	_, applyPlan, moveFile := pol.Approval.Who()
 	fallback, timeout := pol.Approval.Asking()
 	asker := approval.New(approval.Options{Fallback: approval.Fallback(fallback), Timeout: timeout, Audit: alog})
@@ -100,4 +98,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 	logger.Info("organizerd ready", "version", version, "workspace", root.Path(), "journal", jpath, "audit", logPath,
 		"boundary", jail.Guarantee, "moves", jail.MoveGuarantee)
 	return cli.Serve(srv.MCP(), engine.Watch, stderr)
+}
+
+// openJournal opens the journal, which recovers an interrupted action and
+// sets a damaged tail aside, and records both in the audit log: a "recover"
+// intent before an action's recovery moves anything (fail-closed: the
+// action's own intent may not have been written), a "recovered" event
+// after it, and a "journal_tail_set_aside" event naming the sidecar, the
+// offset, length, line count and SHA-256 of what was set aside.
+func openJournal(path string, root *jail.Root, alog *audit.Log, logger *slog.Logger) (*journal.Journal, error) {
+	announce := func(a *journal.Action) error { // before recovery moves anything
+		_, err := alog.Intent("recover", map[string]any{"action_id": a.ID, "tool": a.Tool, "label": a.Label, "moves": len(a.Moves)})
+		return err
+	}
+	j, recovered, err := journal.Open(path, root, journal.Options{Logger: logger, Recovering: announce})
+	if err != nil {
+		return nil, config.Fatalf("journal %s: %s", path, result.Reason(err))
+	}
+	if t := j.Tail(); t != nil {
+		_ = alog.Event("journal_tail_set_aside", map[string]any{"journal": path, "sidecar": t.Sidecar,
+			"offset": t.Offset, "bytes": t.Bytes, "lines": t.Lines, "sha256": t.SHA256})
+	}
+	for _, r := range recovered {
+		_ = alog.Event("recovered", map[string]any{"action_id": r.ID, "op": r.Op, "tool": r.Tool, "completed": r.Completed, "dropped": r.Dropped})
+	}
+	return j, nil
 }

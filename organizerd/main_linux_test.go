@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -165,12 +166,14 @@ func setupCrashWorkspace(t *testing.T, n int) (env []string, ws string) {
 }
 
 // TestCrashKilledDuringApplyLosesNothingAndUndoRestoresTree kills the real
-// binary with SIGKILL at random moments during a 2,000-file apply, 20 times.
-// After each restart every file exists exactly once, and undo restores the
+// binary with SIGKILL at random moments during a 2,000-file apply until 20
+// kills have interrupted one (at most 60 rounds).
+// After each restart the audit log verifies, every file exists exactly once, and undo restores the
 // original tree exactly (names and content hashes).
 func TestCrashKilledDuringApplyLosesNothingAndUndoRestoresTree(t *testing.T) {
 	const files, rounds = 2000, 20
 	env, ws := setupCrashWorkspace(t, files)
+	auditLog := filepath.Join(filepath.Dir(ws), "state", "audit.organizerd.jsonl")
 	orig := tree(t, ws)
 	hashes := map[string]bool{}
 	for _, h := range orig {
@@ -197,7 +200,8 @@ func TestCrashKilledDuringApplyLosesNothingAndUndoRestoresTree(t *testing.T) {
 	}
 	t.Logf("one %d-file apply takes %v", files, applyTime)
 	interrupted := 0
-	for round := range rounds {
+	round := 0
+	for ; interrupted < rounds && round < 3*rounds; round++ {
 		r, err := p.call("plan_organize", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -217,6 +221,7 @@ func TestCrashKilledDuringApplyLosesNothingAndUndoRestoresTree(t *testing.T) {
 		p.kill()
 		<-done
 		p = start(t, env)
+		wantAuditVerifies(t, env, auditLog)
 		// Every file exactly once.
 		seen := map[string]int{}
 		for _, h := range tree(t, ws) {
@@ -247,8 +252,75 @@ func TestCrashKilledDuringApplyLosesNothingAndUndoRestoresTree(t *testing.T) {
 		}
 	}
 	p.kill()
-	t.Logf("%d of %d kills landed while the apply was running", interrupted, rounds)
-	if interrupted < rounds/2 {
-		t.Fatalf("only %d kills interrupted an apply; the test is not testing crashes", interrupted)
+	tails, _ := filepath.Glob(filepath.Join(filepath.Dir(auditLog), "organizer.journal.tail-*"))
+	t.Logf("%d of %d kills landed while the apply was running; %d distinct damaged journal tails were set aside", interrupted, round, len(tails))
+	if interrupted < rounds {
+		t.Fatalf("only %d of %d kills interrupted an apply; the test is not testing crashes", interrupted, round)
 	}
+}
+
+// wantAuditVerifies runs `organizerd audit verify` on the audit log and
+// requires it to pass.
+func wantAuditVerifies(t *testing.T, env []string, log string) {
+	t.Helper()
+	if code, out, errOut := runBin(t, env, "audit", "verify", log); code != 0 {
+		t.Fatalf("audit verify %s: exit %d\n%s%s", log, code, out, errOut)
+	}
+}
+
+// TestBinaryDamagedJournal: garbage lines written after the journal's last
+// record (what a crash can leave) are set aside to a sidecar and recorded
+// in the audit log, and organizerd starts with the valid records (the move
+// before the damage is undone); garbage with a valid record after it is
+// damage in the middle, and organizerd refuses to start, naming the line.
+func TestBinaryDamagedJournal(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		damage func(journal []byte) []byte
+		starts bool
+	}{
+		{"garbage after the last record", func(j []byte) []byte { return append(j, "\x00\x00garbage\n{\"t\":\"beg\nmore garbage"...) }, true},
+		{"garbage in the middle", func(j []byte) []byte { return append(append(j, "garbage\n"...), j...) }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env, ws := setupCrashWorkspace(t, 1)
+			state := filepath.Join(filepath.Dir(ws), "state")
+			jpath := filepath.Join(state, "organizer.journal")
+			p := start(t, env)
+			if r, err := p.call("move_file", map[string]any{"src": "file-00000.pdf", "dest": "Documents/file-00000.pdf"}); err != nil || r.Code != "OK" {
+				t.Fatalf("move_file: %v %+v", err, r)
+			}
+			p.kill()
+			j, err := os.ReadFile(jpath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			damaged := c.damage(j)
+			os.WriteFile(jpath, damaged, 0o600)
+			if !c.starts {
+				line := fmt.Sprintf("line %d is not a record", bytes.Count(j, []byte("\n"))+1)
+				mcpkittest.WantFatal(t, mcpkittest.Run(t, bin, env), "journal", line)
+				return
+			}
+			p = start(t, env)
+			defer p.kill()
+			side := jpath + ".tail-" + sha256Hex(damaged[len(j):])
+			if b, err := os.ReadFile(side); err != nil || !bytes.Equal(b, damaged[len(j):]) {
+				t.Fatalf("sidecar %s: %v", side, err)
+			}
+			if r, err := p.call("undo_last_action", nil); err != nil || r.Code != "OK" {
+				t.Fatalf("undo of the move kept from before the damage: %v %+v", err, r)
+			}
+			wantAuditVerifies(t, env, filepath.Join(state, "audit.organizerd.jsonl"))
+			if a, _ := os.ReadFile(filepath.Join(state, "audit.organizerd.jsonl")); !strings.Contains(string(a), sha256Hex(damaged[len(j):])) ||
+				!strings.Contains(string(a), `"journal_tail_set_aside"`) {
+				t.Fatal("the audit log does not record the tail set aside with its hash")
+			}
+		})
+	}
+}
+
+func sha256Hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }

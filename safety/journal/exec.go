@@ -226,6 +226,9 @@ func (j *Journal) run(b *record, hook Hook, reverting bool) (Outcome, error) {
 	if len(b.Moves) == 0 {
 		return Outcome{}, result.New(result.InvalidRequest, "there is nothing to move")
 	}
+	if err := j.settle(); err != nil {
+		return Outcome{}, err
+	}
 	fails, mkdirs := j.check(b.Moves, reverting)
 	if len(fails) > 0 {
 		if len(fails) == 1 {
@@ -236,28 +239,23 @@ func (j *Journal) run(b *record, hook Hook, reverting bool) (Outcome, error) {
 	b.ID = j.next
 	b.Time = time.Now().UTC()
 	b.Mkdirs = mkdirs
-	if hook != nil {
-		if err := hook(&Action{ID: b.ID, Tool: b.Tool, Label: b.Label, Time: b.Time, Moves: b.Moves, Mkdirs: mkdirs}); err != nil {
-			return Outcome{}, err
-		}
-	}
 	j.next++
-	if err := j.write(true, b); err != nil {
+	if err := j.announce(b, hook); err != nil {
 		return Outcome{}, err
 	}
 	j.pending[b.ID] = b
-	done, failed, ioErr := j.perform(b)
-	c := commitOf(b.ID, done, len(b.Moves))
-	if ioErr == nil {
-		ioErr = j.write(true, c)
-	}
+	m := j.root.NewMover()
+	done, failed, ioErr := j.perform(m, b)
 	if ioErr != nil {
+		m.Close()
 		// The action stays pending: the next start resolves it by identity.
 		return Outcome{Failed: failed}, result.New(result.OperationFailed,
 			"the journal could not be synced during the action; restart organizerd to resolve it from the filesystem")
 	}
+	c := commitOf(b.ID, done, len(b.Moves))
 	delete(j.pending, b.ID)
 	j.commitState(b, c.All, c.Keep)
+	j.deferSettle(b, m, c)
 	kept, _ := split(b.Moves, c.All, c.Keep)
 	out := Outcome{Action: &Action{ID: b.ID, Tool: b.Tool, Label: b.Label, Time: b.Time, Moves: kept, Mkdirs: mkdirs}, Failed: failed}
 	j.maybeCompact()
@@ -267,13 +265,12 @@ func (j *Journal) run(b *record, hook Hook, reverting bool) (Outcome, error) {
 	return out, nil
 }
 
-// perform creates b's folders and moves b's files, recording the completed
-// moves in fsync'd batches (BatchMoves, BatchInterval). It returns the
-// indexes of the completed moves, the failed ones, and the first journal or
-// sync error, after which it stops.
-func (j *Journal) perform(b *record) (done []int, failed []Failure, ioErr error) {
-	m := j.root.NewMover()
-	defer m.Close()
+// perform creates b's folders and moves b's files with m, recording the
+// completed moves in fsync'd batches (BatchMoves, BatchInterval) while it
+// goes. It returns the indexes of the completed moves, the failed ones, and
+// the first journal or sync error, after which it stops. The last batch's
+// directories are left for settle, whose commit record covers its moves.
+func (j *Journal) perform(m *jail.Mover, b *record) (done []int, failed []Failure, ioErr error) {
 	for _, d := range b.Mkdirs {
 		if _, err := j.root.MkdirAll(d); err != nil {
 			break // each move below reports its own failure
@@ -307,10 +304,7 @@ func (j *Journal) perform(b *record) (done []int, failed []Failure, ioErr error)
 			}
 		}
 	}
-	if ioErr = flush(); ioErr == nil {
-		ioErr = m.Sync()
-	}
-	return done, failed, ioErr
+	return done, failed, nil
 }
 
 // commitOf is the commit record of action id: all of its n moves, or keep
@@ -328,7 +322,7 @@ func commitOf(id uint64, done []int, n int) *record {
 
 // maybeCompact rewrites a journal grown past 16 MiB.
 func (j *Journal) maybeCompact() {
-	if j.size < 16<<20 {
+	if j.size < 16<<20 || j.settle() != nil {
 		return
 	}
 	if err := j.w.Flush(); err == nil {

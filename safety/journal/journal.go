@@ -71,6 +71,11 @@ type Options struct {
 	MaxUndo int
 	// Logger receives recovery and compaction notes; nil discards them.
 	Logger *slog.Logger
+	// Recovering is called at Open with each interrupted action before its
+	// recovery moves anything (the audit intent of the recovery: an action
+	// whose begin record was durable may have crashed before its own intent
+	// was); an error fails Open, and nothing moves.
+	Recovering Hook
 }
 
 // Errors of the journal.
@@ -79,7 +84,7 @@ var (
 	ErrNothingToRedo = result.New(result.NotFound, "there is nothing to redo (new work clears the redo stack)")
 	ErrRefused       = result.New(result.Stale, "something changed since it was checked, so nothing was moved; see the per-file reasons")
 	ErrBusy          = result.New(result.PolicyDenied, "another organizerd is using this journal")
-	ErrCorrupt       = result.New(result.OperationFailed, "the journal is damaged in the middle (not just a torn last line); move it aside to start fresh, the files themselves are untouched")
+	ErrCorrupt       = result.New(result.OperationFailed, "the journal is damaged in the middle (not just at its end, which is set aside); move it aside to start fresh, the files themselves are untouched")
 	ErrWrite         = result.New(result.OperationFailed, "the journal could not be written and synced, so nothing was moved")
 )
 
@@ -125,6 +130,10 @@ type Journal struct {
 	undo    []*Action
 	redo    []*Action
 	pending map[uint64]*record
+
+	open   *unsettled // the latest action, until its directories and commit are durable
+	broken error      // set when an action's end could not be made durable
+	tail   *Tail      // the damaged tail Open set aside
 }
 
 // Open opens (creating if needed) the journal at path for root, replays it,
@@ -163,7 +172,11 @@ func Open(path string, root *jail.Root, o Options) (*Journal, []Recovered, error
 		unlock()
 		return nil, nil, result.Wrap(result.OperationFailed, "the journal cannot be read", err)
 	}
-	if err := j.replay(data); err != nil {
+	keep, err := j.replay(data)
+	if err == nil && len(bytes.TrimSpace(data[keep:])) > 0 {
+		err = j.setAside(data[keep:], keep)
+	}
+	if err != nil {
 		unlock()
 		return nil, nil, err
 	}
@@ -181,6 +194,12 @@ func Open(path string, root *jail.Root, o Options) (*Journal, []Recovered, error
 		return nil, nil, err
 	}
 	for _, p := range interrupted {
+		if o.Recovering != nil {
+			if err := o.Recovering(&Action{ID: p.ID, Tool: p.Tool, Label: p.Label, Time: p.Time, Moves: p.Moves, Mkdirs: p.Mkdirs}); err != nil {
+				j.Close()
+				return nil, nil, err
+			}
+		}
 		r, err := j.recover(p)
 		if err != nil {
 			j.Close()
@@ -192,37 +211,30 @@ func Open(path string, root *jail.Root, o Options) (*Journal, []Recovered, error
 	return j, rec, nil
 }
 
-// replay rebuilds the stacks from the journal's records.
-func (j *Journal) replay(data []byte) error {
-	lines := bytes.Split(data, []byte("\n"))
-	for n, line := range lines {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var r record
-		if err := json.Unmarshal(line, &r); err != nil {
-			if n == len(lines)-1 || (n == len(lines)-2 && len(lines[len(lines)-1]) == 0) {
-				// A torn last line: the crash came mid-write. If it was a
-				// begin, no move had started; anything else is re-derived
-				// from the filesystem.
-				j.log.Warn("journal: discarded a torn last line")
-				break
-			}
-			return ErrCorrupt
-		}
-		if err := j.apply(&r); err != nil {
-			return err
+// replay rebuilds the stacks from the journal's valid records and returns
+// the offset at which its damaged tail, if any, begins (see decode).
+func (j *Journal) replay(data []byte) (keep int, err error) {
+	recs, keep, err := decode(data)
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range recs {
+		if err := j.apply(r); err != nil {
+			return 0, err
 		}
 	}
-	return nil
+	return keep, nil
 }
 
 // apply updates the in-memory state with one record.
 func (j *Journal) apply(r *record) error {
 	switch r.T {
 	case "state":
-		j.next, j.undo, j.redo = r.Next, r.Undo, r.Redo
+		j.next, j.undo, j.redo = max(r.Next, 1), r.Undo, r.Redo
 		j.pending = map[uint64]*record{}
+		for _, a := range append(append([]*Action(nil), r.Undo...), r.Redo...) {
+			j.next = max(j.next, a.ID+1) // ids are never reused
+		}
 	case "begin":
 		j.pending[r.ID] = r
 		if r.ID >= j.next {
@@ -230,6 +242,8 @@ func (j *Journal) apply(r *record) error {
 		}
 	case "done":
 		// Informative only: recovery reads the filesystem.
+	case "abort":
+		delete(j.pending, r.ID) // its announcement failed: nothing of it happened
 	case "commit":
 		p := j.pending[r.ID]
 		if p == nil {
@@ -427,6 +441,9 @@ func (j *Journal) write(sync bool, rs ...*record) error {
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if err := j.settle(); err != nil {
+		j.log.Error("journal: closing with an action whose end is not durable; the next start resolves it", "err", err)
+	}
 	var err error
 	if j.f != nil {
 		_ = j.w.Flush()

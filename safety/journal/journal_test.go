@@ -2,6 +2,7 @@ package journal
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -176,7 +177,7 @@ func TestCorruptMiddleLineRefusesStart(t *testing.T) {
 	f := newFixture(t)
 	os.MkdirAll(filepath.Dir(f.jp), 0o700)
 	os.WriteFile(f.jp, []byte("garbage\n{\"t\":\"state\"}\n"), 0o600)
-	if _, _, err := Open(f.jp, f.root, Options{}); err != ErrCorrupt {
+	if _, _, err := Open(f.jp, f.root, Options{}); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("err = %v", err)
 	}
 }
