@@ -103,6 +103,18 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./safety/audit/
 	$(GO) test -run '^$$' -bench 'RunTrue|ExecTrue' -benchtime 200x ./safety/sandbox/
 	$(GO) test -run '^$$' -bench . ./safety/redact/
+	@$(MAKE) --no-print-directory bench-scale
+
+## bench-scale: the 2,002,000-file tree, built once by scripts/bench/tree.sh and cached outside the
+## repository (${XDG_CACHE_HOME:-~/.cache}/bastion-bench/tree-2m; ~8 GB, minutes to build), scanned by
+## the sweepd binary and summarised by the organizerd binary; peak RSS from each server's VmHWM.
+.PHONY: bench-scale
+bench-scale:
+	@tree=$$(bash scripts/bench/tree.sh); \
+	echo "== sweepd scale: scan vs find -prune + du -s (goal <= 1.0x) and vs gdu -n (goal <= 0.5x; skipped without gdu), peak RSS <= 256 MB"; \
+	BASTION_BENCH_TREE="$$tree" $(GO) test -run '^$$' -bench Scale2MScan -benchtime 1x -timeout 60m ./sweepd/; \
+	echo "== radar scale: get_context_summary, [radar] summary_max_entries past the tree, vs a bare walk (goal <= 1.5x), peak RSS <= 256 MB"; \
+	BASTION_BENCH_TREE="$$tree" $(GO) test -run '^$$' -bench Scale2MSummary -benchtime 1x -timeout 60m ./organizerd/
 
 ## dist: the release artifacts of VERSION (vX.Y.Z) in dist/: an archive per server and platform,
 ## an MCP bundle per server, registry/<server>/server.json, SHA256SUMS (scripts/democlient/cmd/dist).

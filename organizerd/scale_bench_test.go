@@ -1,0 +1,140 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
+)
+
+// scaleCap is the [radar] summary_max_entries the scale bench sets: past
+// the 2,045,025 entries (2,002,000 files) of make bench's tree.
+const scaleCap = 4_000_000
+
+// peakRSS is a running process's peak RSS in kB (VmHWM in /proc/<pid>/status).
+func peakRSS(b *testing.B, pid int) int64 {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(st), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n
+		}
+	}
+	b.Fatal("no VmHWM in /proc status")
+	return 0
+}
+
+// bareWalk counts the files under root with filepath.WalkDir.
+func bareWalk(b *testing.B, root string) int {
+	files := 0
+	if err := filepath.WalkDir(root, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files++
+		}
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	return files
+}
+
+// BenchmarkScale2MSummary measures, on the cached 2,002,000-file tree
+// ($BASTION_BENCH_TREE, built by make bench), the organizerd binary's
+// get_context_summary over stdio, with [radar] summary_max_entries raised
+// past the tree, against a bare filepath.WalkDir in the same run, rounds
+// alternating, caches warm. Each summary must be whole (not truncated,
+// the walk's file count) and send progress notifications. It prints the
+// median ratio (goal <= 1.5x) and organizerd's peak RSS (VmHWM; goal <= 256 MB).
+func BenchmarkScale2MSummary(b *testing.B) {
+	tree := os.Getenv("BASTION_BENCH_TREE")
+	if tree == "" {
+		b.Fatal("BASTION_BENCH_TREE is not set: run make bench, which builds the 2,000,000-file tree once (scripts/bench/tree.sh)")
+	}
+	dir := b.TempDir()
+	pol := filepath.Join(dir, "policy.toml")
+	if err := os.WriteFile(pol, []byte(fmt.Sprintf("[radar]\nsummary_max_entries = %d\n", scaleCap)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	env := cleanEnv(b, "BASTION_WORKSPACE_ROOT="+tree, "BASTION_JOURNAL="+filepath.Join(dir, "journal"))
+	for range b.N {
+		c, cmd := mcpkittest.StartStdio(b, bin, env, "--config", pol)
+		var progress atomic.Int64
+		c.OnNotification(func(n mcp.JSONRPCNotification) {
+			if n.Method == "notifications/progress" {
+				progress.Add(1)
+			}
+		})
+		bareWalk(b, tree) // warm the caches
+		var walks, sums []time.Duration
+		files := 0
+		for round := range 3 {
+			t0 := time.Now()
+			files = bareWalk(b, tree)
+			walks = append(walks, time.Since(t0))
+			var req mcp.CallToolRequest
+			req.Params.Name = "get_context_summary"
+			req.Params.Arguments = map[string]any{}
+			req.Params.Meta = &mcp.Meta{ProgressToken: "scale-" + strconv.Itoa(round)}
+			t1 := time.Now()
+			res, err := c.CallTool(context.Background(), req)
+			sums = append(sums, time.Since(t1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := mcpkittest.Parse(b, res)
+			var got struct {
+				Summaries []struct {
+					Files     int  `json:"files"`
+					Truncated bool `json:"truncated"`
+				} `json:"summaries"`
+			}
+			r.DecodeDetail(b, &got)
+			if r.Code != "OK" || len(got.Summaries) != 1 || got.Summaries[0].Truncated || got.Summaries[0].Files != files {
+				b.Fatalf("summary: %s %+v; the walk saw %d files", r.Code, got.Summaries, files)
+			}
+		}
+		rss := peakRSS(b, cmd.Process.Pid)
+		mw, ms := medianOf(walks), medianOf(sums)
+		ratio := float64(ms) / float64(mw)
+		fmt.Printf("scale summary: %d files, cap %d: get_context_summary %v, bare walk %v, ratio %.2fx (goal <= 1.5x: %s); %d progress notifications in 3 calls\n",
+			files, scaleCap, ms.Round(time.Millisecond), mw.Round(time.Millisecond), ratio, metOr(ratio <= 1.5), progress.Load())
+		fmt.Printf("scale summary: organizerd peak RSS (VmHWM) %d MB (goal <= 256 MB: %s)\n", rss/1024, metOr(rss <= 256*1024))
+		b.ReportMetric(ratio, "summary/walk")
+		b.ReportMetric(float64(rss)/1024, "peak-MB")
+	}
+}
+
+func metOr(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
+}
+
+func medianOf(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s[len(s)/2]
+}
