@@ -112,6 +112,15 @@ func BenchmarkScale2MSummary(b *testing.B) {
 			}
 		}
 		rss := peakRSS(b, cmd.Process.Pid)
+		// Without the policy the default cap (2,000,000 entries) stops
+		// short of this tree and says so.
+		dc, _ := mcpkittest.StartStdio(b, bin, env)
+		def := mcpkittest.Call(b, dc, "get_context_summary", map[string]any{})
+		if def.Code != "OUTPUT_TRUNCATED" || !strings.Contains(def.Reason, "partial") {
+			b.Fatalf("default cap: %s %.200s", def.Code, def.Reason)
+		}
+		dc.Close()
+		fmt.Printf("scale summary: default cap: %s, %q\n", def.Code, strings.SplitN(def.Reason, "\n", 2)[0])
 		mw, ms := medianOf(walks), medianOf(sums)
 		ratio := float64(ms) / float64(mw)
 		fmt.Printf("scale summary: %d files, cap %d: get_context_summary %v, bare walk %v, ratio %.2fx (goal <= 1.5x: %s); %d progress notifications in 3 calls\n",
