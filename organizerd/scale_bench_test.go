@@ -114,7 +114,7 @@ func BenchmarkScale2MSummary(b *testing.B) {
 		rss := peakRSS(b, cmd.Process.Pid)
 		// Without the policy the default cap (2,000,000 entries) stops
 		// short of this tree and says so.
-		dc, _ := mcpkittest.StartStdio(b, bin, env)
+		dc, _ := mcpkittest.StartStdio(b, bin, cleanEnv(b, "BASTION_WORKSPACE_ROOT="+tree, "BASTION_JOURNAL="+filepath.Join(dir, "journal-default")))
 		def := mcpkittest.Call(b, dc, "get_context_summary", map[string]any{})
 		if def.Code != "OUTPUT_TRUNCATED" || !strings.Contains(def.Reason, "partial") {
 			b.Fatalf("default cap: %s %.200s", def.Code, def.Reason)
