@@ -27,10 +27,10 @@ func scaleTree(b *testing.B) string {
 	return tree
 }
 
-// measured is one external command's wall time and peak RSS.
+// measured is one external command's wall time, CPU time and peak RSS.
 type measured struct {
-	wall  time.Duration
-	rssKB int64
+	wall, cpu time.Duration
+	rssKB     int64
 }
 
 // runMeasured runs name args with stdout discarded and returns its wall
@@ -46,6 +46,7 @@ func runMeasured(b *testing.B, name string, args ...string) (measured, string) {
 	m := measured{wall: time.Since(t0)}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		m.rssKB = ru.Maxrss
+		m.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	return m, out.String()
 }
@@ -67,6 +68,23 @@ func vmHWM(b *testing.B, pid int) int64 {
 	}
 	b.Fatal("no VmHWM in /proc status")
 	return 0
+}
+
+// procCPU is a running process's user+system CPU time, from /proc/<pid>/stat
+// (clock ticks of 10 ms).
+func procCPU(b *testing.B, pid int) time.Duration {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Fields after the command name, which ends at the last ')'.
+	f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	s, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("/proc/%d/stat: %q", pid, st)
+	}
+	return time.Duration(u+s) * 10 * time.Millisecond
 }
 
 func medianOf(ds []time.Duration) time.Duration {
@@ -97,7 +115,7 @@ func BenchmarkScale2MScan(b *testing.B) {
 	for range b.N {
 		c, cmd := mcpkittest.StartStdio(b, bin, cleanEnv(b), "--config", pol, "--root", tree)
 		runMeasured(b, "find", tree, "-type", "d", "-name", "node_modules", "-prune", "-print") // warm the caches
-		var ours, theirs, gdus []time.Duration
+		var ours, theirs, gdus, oursCPU, theirsCPU []time.Duration
 		var gduRSS int64
 		finds := 0
 		for range 3 {
@@ -105,9 +123,11 @@ func BenchmarkScale2MScan(b *testing.B) {
 			dirs := strings.Fields(out)
 			d, _ := runMeasured(b, "du", append([]string{"-s"}, dirs...)...)
 			theirs = append(theirs, f.wall+d.wall)
-			t0 := time.Now()
+			theirsCPU = append(theirsCPU, f.cpu+d.cpu)
+			c0, t0 := procCPU(b, cmd.Process.Pid), time.Now()
 			r := mcpkittest.Call(b, c, "scan", map[string]any{})
 			ours = append(ours, time.Since(t0))
+			oursCPU = append(oursCPU, procCPU(b, cmd.Process.Pid)-c0)
 			var got struct {
 				Finds []struct{ Path string } `json:"finds"`
 			}
@@ -126,6 +146,7 @@ func BenchmarkScale2MScan(b *testing.B) {
 		mo, mt := medianOf(ours), medianOf(theirs)
 		fmt.Printf("scale scan: %s, %d finds: sweepd %v, find+du %v, ratio %.2fx (%s)\n",
 			tree, finds, mo.Round(time.Millisecond), mt.Round(time.Millisecond), float64(mo)/float64(mt), goal(float64(mo)/float64(mt), 1.0))
+		fmt.Printf("scale scan: CPU time (user+system, load-independent): sweepd %v, find+du %v\n", medianOf(oursCPU), medianOf(theirsCPU))
 		if gdu != "" {
 			mg := medianOf(gdus)
 			fmt.Printf("scale scan: gdu -n %v, ratio %.2fx (%s); gdu peak RSS %d MB\n",
