@@ -112,6 +112,18 @@ bench: build
 	$(GO) test -run '^$$' -bench ServerBinaries -benchtime 1x -timeout 60m ./safety/mcpkit/
 	@echo "== hostile input: stdio and HTTP servers' peak RSS through every hostile input (cap 96 MiB each), 200 concurrent HTTP sessions, 1,000 idle connections"
 	$(GO) test -count=1 -run 'TestStdioHostileInput|TestHTTPHostileInput|TestHTTPConcurrentSessions|TestHTTPSlowClientAndConnectionFlood' -v ./safety/mcpkit/ | grep -E 'VmHWM|sessions x|idle connections|cut off|^(ok|FAIL|---)'
+	@$(MAKE) --no-print-directory bench-scale
+
+## bench-scale: the 2,002,000-file tree, built once by scripts/bench/tree.sh and cached outside the
+## repository (${XDG_CACHE_HOME:-~/.cache}/bastion-bench/tree-2m; ~8 GB, minutes to build), scanned by
+## the sweepd binary and summarised by the organizerd binary; peak RSS from each server's VmHWM.
+.PHONY: bench-scale
+bench-scale:
+	@tree=$$(bash scripts/bench/tree.sh); \
+	echo "== sweepd scale: scan vs find -prune + du -s (goal <= 1.0x) and vs gdu -n (goal <= 0.5x; skipped without gdu), peak RSS <= 256 MB"; \
+	BASTION_BENCH_TREE="$$tree" $(GO) test -run '^$$' -bench Scale2MScan -benchtime 1x -timeout 60m ./sweepd/; \
+	echo "== radar scale: get_context_summary, [radar] summary_max_entries past the tree, vs a bare walk (goal <= 1.5x), peak RSS <= 256 MB"; \
+	BASTION_BENCH_TREE="$$tree" $(GO) test -run '^$$' -bench Scale2MSummary -benchtime 1x -timeout 60m ./organizerd/
 
 ## fuzz: every fuzz target of the modules for FUZZTIME each (default 60s); what the fuzzer
 ## finds interesting is copied into the package's testdata/fuzz/ (commit it: `make test` replays

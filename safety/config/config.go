@@ -317,6 +317,12 @@ type Radar struct {
 	// ScanBytes is how much of each file the content scanner reads
 	// (default 4096; negative turns content scanning off).
 	ScanBytes int `toml:"scan_bytes" json:"scan_bytes"`
+	// SummaryMaxEntries is how many entries (files and directories)
+	// get_context_summary walks before it stops and says its counts are
+	// partial (default 2000000; between 1000 and 1000000000). Raise it
+	// past the size of the workspace to have whole counts; memory does
+	// not grow with it.
+	SummaryMaxEntries int `toml:"summary_max_entries" json:"summary_max_entries"`
 }
 
 // Fatal is a startup error: the server prints "fatal: " + message and exits 2.
@@ -493,6 +499,9 @@ func (p *Policy) validateShared() error {
 	}
 	if p.Sweep.MaxFinds < 0 || p.Sweep.MaxFinds > 100000 {
 		return Fatalf("sweep.max_finds must be between 1 and 100000")
+	}
+	if err := p.Radar.validate(); err != nil {
+		return err
 	}
 	if err := redact.Check(p.Redaction.Extras()); err != nil {
 		return &Fatal{Msg: err.Error(), Err: err}

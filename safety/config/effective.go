@@ -170,6 +170,7 @@ func (e *Effective) organizerd(o Organizer) []string {
 func (e *Effective) radar(r Radar) {
 	e.set("radar.rule_files", "%d %s", len(r.RuleFiles), list(r.RuleFiles))
 	e.set("radar.scan_bytes", "%s", orDefault(r.ScanBytes, " bytes"))
+	e.set("radar.summary_max_entries", "%s", orDefault(r.SummaryMaxEntries, " entries"))
 	for _, f := range r.RuleFiles {
 		if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
 			e.Errorf("radar rule file %s is not a readable regular file", f)

@@ -3,6 +3,7 @@ package mcpkit
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"path/filepath"
@@ -313,7 +314,12 @@ type summaryArgs struct {
 // detail is {"summaries": [risk.Summary + "root"]} and the reason is the
 // same overview as text. File content is not read: the summary is by rules
 // (names), and a file's content findings come from its file-context
-// resource. organizerd adds the returned tool to its server.
+// resource. The walk stops at the engine's entry cap
+// (risk.Options.SummaryMaxEntries, the operator's [radar]
+// summary_max_entries) with code OUTPUT_TRUNCATED and says its counts are
+// partial; while it walks, a client that sent a progressToken receives
+// notifications/progress every risk.DefaultProgressEvery entries and a
+// last one when done. organizerd adds the returned tool to its server.
 func ContextSummaryTool(roots []*jail.Root, eng *risk.Engine, log *slog.Logger) server.ServerTool {
 	tool := NewTool("get_context_summary",
 		"Overview of a directory tree by the risk radar, before you act on it: how many files are HIGH_RISK, HIGH_VALUE, NORMAL and IGNORABLE; "+
@@ -325,65 +331,91 @@ func ContextSummaryTool(roots []*jail.Root, eng *risk.Engine, log *slog.Logger) 
 		json.RawMessage(`{"type":"object","properties":{`+
 			`"path":{"type":"string","description":"Directory to summarise: relative to the first root, or absolute inside a root. Omit for every root."}`+
 			`},"additionalProperties":false}`))
-	return server.ServerTool{Tool: tool, Handler: Handle("get_context_summary", log,
-		func(_ context.Context, _ mcp.CallToolRequest, a summaryArgs) result.OperationResult {
-			start := time.Now()
-			type rooted struct {
-				Root string `json:"root"`
-				*risk.Summary
+	cs := &contextSummary{roots: roots, eng: eng}
+	return server.ServerTool{Tool: tool, Handler: Handle("get_context_summary", log, cs.summarize)}
+}
+
+// contextSummary answers get_context_summary.
+type contextSummary struct {
+	roots []*jail.Root
+	eng   *risk.Engine
+}
+
+// summaryTarget is one tree to summarise.
+type summaryTarget struct {
+	root *jail.Root
+	rel  string
+}
+
+// rootedSummary is one summary in the tool's detail.
+type rootedSummary struct {
+	Root string `json:"root"`
+	*risk.Summary
+}
+
+// summarize walks each target under the engine's entry cap ([radar]
+// summary_max_entries), sending notifications/progress while it walks
+// when the client gave a progressToken.
+func (cs *contextSummary) summarize(ctx context.Context, req mcp.CallToolRequest, a summaryArgs) result.OperationResult {
+	start := time.Now()
+	targets, err := cs.targets(a.Path)
+	if err != nil {
+		return result.Fail("get_context_summary", err, nil, start)
+	}
+	progress := Progress(ctx, req)
+	var (
+		out  []rootedSummary
+		text []string
+		done int // entries walked in the targets before this one
+	)
+	for _, t := range targets {
+		if t.rel != "." {
+			if info, err := t.root.Lstat(t.rel); err == nil && info.IsSymlink() {
+				return result.With("get_context_summary", result.PathEscape,
+					"the path is a symbolic link, which is never followed", nil, start)
 			}
-			var targets []struct {
-				root *jail.Root
-				rel  string
-			}
-			if a.Path == "" {
-				for _, r := range roots {
-					targets = append(targets, struct {
-						root *jail.Root
-						rel  string
-					}{r, "."})
-				}
-			} else {
-				r, rel, err := resolve(roots, a.Path)
-				if err != nil {
-					return result.Fail("get_context_summary", err, nil, start)
-				}
-				targets = append(targets, struct {
-					root *jail.Root
-					rel  string
-				}{r, rel})
-			}
-			if len(targets) == 0 {
-				return result.With("get_context_summary", result.PolicyDenied, "this server has no roots configured", nil, start)
-			}
-			var (
-				out  []rooted
-				text []string
-			)
-			for _, t := range targets {
-				if t.rel != "." {
-					if info, err := t.root.Lstat(t.rel); err == nil && info.IsSymlink() {
-						return result.With("get_context_summary", result.PathEscape,
-							"the path is a symbolic link, which is never followed", nil, start)
-					}
-				}
-				s, err := eng.Summarize(t.root, t.rel, risk.SummaryLimits{})
-				if err != nil {
-					return result.Fail("get_context_summary", err, nil, start)
-				}
-				if t.rel == "." {
-					s.Path = t.root.Path()
-				}
-				out = append(out, rooted{Root: t.root.Path(), Summary: s})
-				text = append(text, s.Text())
-			}
-			code := result.OK
-			for _, s := range out {
-				if s.Truncated {
-					code = result.OutputTruncated
-				}
-			}
-			return result.With("get_context_summary", code, strings.TrimRight(strings.Join(text, "\n"), "\n"),
-				map[string]any{"summaries": out}, start)
-		})}
+		}
+		base := done
+		s, err := cs.eng.Summarize(t.root, t.rel, risk.SummaryLimits{Progress: func(entries, files, dirs int) {
+			done = base + entries
+			progress(float64(done), 0, fmt.Sprintf("%d entries walked in %s: %d files, %d directories", entries, t.root.Path(), files, dirs))
+		}})
+		if err != nil {
+			return result.Fail("get_context_summary", err, nil, start)
+		}
+		done = base + s.Files + s.Dirs
+		if t.rel == "." {
+			s.Path = t.root.Path()
+		}
+		out = append(out, rootedSummary{Root: t.root.Path(), Summary: s})
+		text = append(text, s.Text())
+	}
+	progress(float64(done), float64(done), "done")
+	code := result.OK
+	for _, s := range out {
+		if s.Truncated {
+			code = result.OutputTruncated
+		}
+	}
+	return result.With("get_context_summary", code, strings.TrimRight(strings.Join(text, "\n"), "\n"),
+		map[string]any{"summaries": out}, start)
+}
+
+// targets is every root without a path, or the one tree path names.
+func (cs *contextSummary) targets(path string) ([]summaryTarget, error) {
+	if path == "" {
+		if len(cs.roots) == 0 {
+			return nil, result.New(result.PolicyDenied, "this server has no roots configured")
+		}
+		var ts []summaryTarget
+		for _, r := range cs.roots {
+			ts = append(ts, summaryTarget{r, "."})
+		}
+		return ts, nil
+	}
+	r, rel, err := resolve(cs.roots, path)
+	if err != nil {
+		return nil, err
+	}
+	return []summaryTarget{{r, rel}}, nil
 }

@@ -49,6 +49,10 @@ type Options struct {
 	OnReload func(version uint64, err error)
 	// CacheEntries bounds the descriptor cache; 0 means 8192.
 	CacheEntries int
+	// SummaryMaxEntries is Summarize's entry cap when its SummaryLimits
+	// set none ([radar] summary_max_entries); 0 means
+	// DefaultSummaryMaxEntries.
+	SummaryMaxEntries int
 }
 
 // Engine classifies paths. It is safe for concurrent use.

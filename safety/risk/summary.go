@@ -15,14 +15,32 @@ import (
 	"github.com/bastion-mcp/bastion/safety/risk/gitignore"
 )
 
+// DefaultSummaryMaxEntries is the walk's entry cap when neither
+// SummaryLimits.MaxEntries nor Options.SummaryMaxEntries sets one.
+const DefaultSummaryMaxEntries = 2_000_000
+
+// DefaultProgressEvery is how many entries pass between two calls of
+// SummaryLimits.Progress when ProgressEvery is 0.
+const DefaultProgressEvery = 50_000
+
 // SummaryLimits bounds a summary.
 type SummaryLimits struct {
 	// MaxEntries stops the walk after this many entries (files and
-	// directories); 0 means 2,000,000. Summary.Truncated reports it.
+	// directories); 0 means the engine's Options.SummaryMaxEntries, or
+	// DefaultSummaryMaxEntries. Summary.Truncated reports a stop.
 	MaxEntries int
 	// MaxListed caps each list (high risk, high value, ignorable); 0
 	// means 50. Lists keep the biggest areas and the first files found.
+	// High-risk files past the cap are counted, not kept, so memory does
+	// not grow with them.
 	MaxListed int
+	// Progress, if set, is called every ProgressEvery entries with the
+	// entries, files and directories walked so far, on the walking
+	// goroutine (it should return quickly).
+	Progress func(entries, files, dirs int)
+	// ProgressEvery is the entry interval of Progress; 0 means
+	// DefaultProgressEvery.
+	ProgressEvery int
 }
 
 // Summary is a one-shot overview of a tree.
@@ -73,6 +91,9 @@ type walker struct {
 	scratch   []int32
 	items     map[Importance][]*SummaryItem
 	truncated bool
+	// riskOmitted counts high-risk items not kept: past MaxListed, in
+	// walk order, they would be cut at the end anyway.
+	riskOmitted int
 }
 
 // Summarize walks rel under root (through package jail: never following a
@@ -86,12 +107,7 @@ func (e *Engine) Summarize(root *jail.Root, rel string, lim SummaryLimits) (*Sum
 	if err != nil {
 		return nil, err
 	}
-	if lim.MaxEntries <= 0 {
-		lim.MaxEntries = 2_000_000
-	}
-	if lim.MaxListed <= 0 {
-		lim.MaxListed = 50
-	}
+	lim = e.summaryLimits(lim)
 	st := e.state(rootKey(root), rootOpener(root))
 	if rel != "." {
 		fi, err := root.Lstat(rel)
@@ -139,6 +155,34 @@ func (e *Engine) Summarize(root *jail.Root, rel string, lim SummaryLimits) (*Sum
 
 func rootKey(r *jail.Root) string { return r.Path() }
 
+// summaryLimits fills lim's defaults: the engine's entry cap, 50 listed,
+// progress every DefaultProgressEvery entries.
+func (e *Engine) summaryLimits(lim SummaryLimits) SummaryLimits {
+	if lim.MaxEntries <= 0 {
+		lim.MaxEntries = e.opts.SummaryMaxEntries
+	}
+	if lim.MaxEntries <= 0 {
+		lim.MaxEntries = DefaultSummaryMaxEntries
+	}
+	if lim.MaxListed <= 0 {
+		lim.MaxListed = 50
+	}
+	if lim.ProgressEvery <= 0 {
+		lim.ProgressEvery = DefaultProgressEvery
+	}
+	return lim
+}
+
+// add lists it under imp. A high-risk item past MaxListed is only counted:
+// that list keeps walk order, so it would be cut at the end anyway.
+func (w *walker) add(imp Importance, it *SummaryItem) {
+	if imp == HighRisk && len(w.items[HighRisk]) >= w.lim.MaxListed {
+		w.riskOmitted++
+		return
+	}
+	w.items[imp] = append(w.items[imp], it)
+}
+
 func (w *walker) winner(state []int32) (match, bool) {
 	var best match
 	found := false
@@ -160,8 +204,7 @@ func (w *walker) winner(state []int32) (match, bool) {
 func (w *walker) open(rel string, m *match) {
 	it := &SummaryItem{Path: rel + "/", Kind: "dir", Reason: m.rule.Reason, SuggestedAction: m.rule.SuggestedAction, rule: m.rule}
 	w.areas = append(w.areas, &area{item: it, cat: m.rule.Category})
-	imp := importanceOf(m.rule.Category)
-	w.items[imp] = append(w.items[imp], it)
+	w.add(importanceOf(m.rule.Category), it)
 }
 
 // walk visits dir's entries in name order, under state (the rule matches
@@ -178,6 +221,9 @@ func (w *walker) walk(dir *jail.Dir, prefix string, state []int32) error {
 			return nil
 		}
 		w.entries++
+		if w.lim.Progress != nil && w.entries%w.lim.ProgressEvery == 0 {
+			w.lim.Progress(w.entries, w.s.Files, w.s.Dirs)
+		}
 		name := ent.Name
 		rel := prefix + name
 		typ := ent.Type
@@ -244,7 +290,7 @@ func (w *walker) file(rel string, win match, found bool) {
 		return // counted in its area
 	}
 	if win.rule.Category == Risk {
-		w.items[HighRisk] = append(w.items[HighRisk], &SummaryItem{Path: rel, Kind: "file", Files: 1,
+		w.add(HighRisk, &SummaryItem{Path: rel, Kind: "file", Files: 1,
 			Reason: win.rule.Reason, SuggestedAction: win.rule.SuggestedAction, rule: win.rule})
 		return
 	}
@@ -253,7 +299,7 @@ func (w *walker) file(rel string, win match, found bool) {
 		g = &SummaryItem{Path: win.rule.Pattern, Kind: "files", Reason: win.rule.Reason,
 			SuggestedAction: win.rule.SuggestedAction, rule: win.rule}
 		w.loose[win.rule] = g
-		w.items[imp] = append(w.items[imp], g)
+		w.add(imp, g)
 	}
 	g.Files++
 	if g.Files == 1 {
@@ -266,13 +312,16 @@ func (w *walker) file(rel string, win match, found bool) {
 
 func (w *walker) finish() {
 	w.s.Truncated = w.truncated
+	if w.riskOmitted > 0 {
+		w.s.Omitted[HighRisk] = w.riskOmitted
+	}
 	for imp, list := range w.items {
 		if imp != HighRisk {
 			// Biggest first; high-risk files stay in walk order.
 			sort.SliceStable(list, func(i, j int) bool { return list[i].Files > list[j].Files })
 		}
 		if len(list) > w.lim.MaxListed {
-			w.s.Omitted[imp] = len(list) - w.lim.MaxListed
+			w.s.Omitted[imp] += len(list) - w.lim.MaxListed
 			list = list[:w.lim.MaxListed]
 		}
 		out := make([]SummaryItem, len(list))
