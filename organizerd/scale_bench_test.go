@@ -24,25 +24,6 @@ import (
 // the 2,045,025 entries (2,002,000 files) of make bench's tree.
 const scaleCap = 4_000_000
 
-// peakRSS is a running process's peak RSS in kB (VmHWM in /proc/<pid>/status).
-func peakRSS(b *testing.B, pid int) int64 {
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, line := range strings.Split(string(st), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return n
-		}
-	}
-	b.Fatal("no VmHWM in /proc status")
-	return 0
-}
-
 // bareWalk counts the files and the directories (root aside) under root
 // with filepath.WalkDir.
 func bareWalk(b *testing.B, root string) (files, dirs int) {
@@ -97,10 +78,10 @@ func BenchmarkScale2MSummary(b *testing.B) {
 			req.Params.Name = "get_context_summary"
 			req.Params.Arguments = map[string]any{}
 			req.Params.Meta = &mcp.Meta{ProgressToken: "scale-" + strconv.Itoa(round)}
-			c1, t1 := procCPU(b, cmd.Process.Pid), time.Now()
+			c1, t1 := mcpkittest.ProcCPU(b, cmd.Process.Pid), time.Now()
 			res, err := c.CallTool(context.Background(), req)
 			sums = append(sums, time.Since(t1))
-			sumsCPU = append(sumsCPU, procCPU(b, cmd.Process.Pid)-c1)
+			sumsCPU = append(sumsCPU, mcpkittest.ProcCPU(b, cmd.Process.Pid)-c1)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -116,7 +97,7 @@ func BenchmarkScale2MSummary(b *testing.B) {
 				b.Fatalf("summary: %s %+v; the walk saw %d files", r.Code, got.Summaries, files)
 			}
 		}
-		rss := peakRSS(b, cmd.Process.Pid)
+		rss := mcpkittest.ProcStatus(b, cmd.Process.Pid, "VmHWM")
 		// Without the policy the default cap (2,000,000 entries) stops
 		// short of a tree larger than it, and says so.
 		dc, _ := mcpkittest.StartStdio(b, bin, cleanEnv(b, "BASTION_WORKSPACE_ROOT="+tree, "BASTION_JOURNAL="+filepath.Join(dir, "journal-default")))
@@ -126,33 +107,16 @@ func BenchmarkScale2MSummary(b *testing.B) {
 		}
 		dc.Close()
 		fmt.Printf("scale summary: default cap: %s, %q\n", def.Code, strings.SplitN(def.Reason, "\n", 2)[0])
-		mw, ms := medianOf(walks), medianOf(sums)
+		mw, ms := mcpkittest.Median(walks), mcpkittest.Median(sums)
 		ratio := float64(ms) / float64(mw)
 		fmt.Printf("scale summary: %d files, cap %d: get_context_summary %v, bare walk %v, ratio %.2fx (goal <= 1.5x: %s); %d progress notifications in 3 calls\n",
 			files, scaleCap, ms.Round(time.Millisecond), mw.Round(time.Millisecond), ratio, metOr(ratio <= 1.5), progress.Load())
 		fmt.Printf("scale summary: CPU time (user+system, load-independent): get_context_summary %v, bare walk %v, ratio %.2fx\n",
-			medianOf(sumsCPU), medianOf(walksCPU), float64(medianOf(sumsCPU))/float64(medianOf(walksCPU)))
+			mcpkittest.Median(sumsCPU), mcpkittest.Median(walksCPU), float64(mcpkittest.Median(sumsCPU))/float64(mcpkittest.Median(walksCPU)))
 		fmt.Printf("scale summary: organizerd peak RSS (VmHWM) %d MB (goal <= 256 MB: %s)\n", rss/1024, metOr(rss <= 256*1024))
 		b.ReportMetric(ratio, "summary/walk")
 		b.ReportMetric(float64(rss)/1024, "peak-MB")
 	}
-}
-
-// procCPU is a running process's user+system CPU time, from /proc/<pid>/stat
-// (clock ticks of 10 ms).
-func procCPU(b *testing.B, pid int) time.Duration {
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	// Fields after the command name, which ends at the last ')'.
-	f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	s, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		b.Fatalf("/proc/%d/stat: %q", pid, st)
-	}
-	return time.Duration(u+s) * 10 * time.Millisecond
 }
 
 // selfCPU is this process's user+system CPU time.
@@ -169,14 +133,4 @@ func metOr(ok bool) string {
 		return "met"
 	}
 	return "MISSED"
-}
-
-func medianOf(ds []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-	return s[len(s)/2]
 }

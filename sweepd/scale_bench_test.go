@@ -7,8 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -51,48 +49,6 @@ func runMeasured(b *testing.B, name string, args ...string) (measured, string) {
 	return m, out.String()
 }
 
-// vmHWM is a running process's peak RSS in kB, from /proc/<pid>/status.
-func vmHWM(b *testing.B, pid int) int64 {
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, line := range strings.Split(string(st), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return n
-		}
-	}
-	b.Fatal("no VmHWM in /proc status")
-	return 0
-}
-
-// procCPU is a running process's user+system CPU time, from /proc/<pid>/stat
-// (clock ticks of 10 ms).
-func procCPU(b *testing.B, pid int) time.Duration {
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	// Fields after the command name, which ends at the last ')'.
-	f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	s, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		b.Fatalf("/proc/%d/stat: %q", pid, st)
-	}
-	return time.Duration(u+s) * 10 * time.Millisecond
-}
-
-func medianOf(ds []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
-}
-
 func goal(ratio, max float64) string {
 	if ratio <= max {
 		return fmt.Sprintf("goal <= %.1fx: met", max)
@@ -124,10 +80,10 @@ func BenchmarkScale2MScan(b *testing.B) {
 			d, _ := runMeasured(b, "du", append([]string{"-s"}, dirs...)...)
 			theirs = append(theirs, f.wall+d.wall)
 			theirsCPU = append(theirsCPU, f.cpu+d.cpu)
-			c0, t0 := procCPU(b, cmd.Process.Pid), time.Now()
+			c0, t0 := mcpkittest.ProcCPU(b, cmd.Process.Pid), time.Now()
 			r := mcpkittest.Call(b, c, "scan", map[string]any{})
 			ours = append(ours, time.Since(t0))
-			oursCPU = append(oursCPU, procCPU(b, cmd.Process.Pid)-c0)
+			oursCPU = append(oursCPU, mcpkittest.ProcCPU(b, cmd.Process.Pid)-c0)
 			var got struct {
 				Finds []struct{ Path string } `json:"finds"`
 			}
@@ -142,13 +98,13 @@ func BenchmarkScale2MScan(b *testing.B) {
 				gduRSS = max(gduRSS, g.rssKB)
 			}
 		}
-		rss := vmHWM(b, cmd.Process.Pid)
-		mo, mt := medianOf(ours), medianOf(theirs)
+		rss := mcpkittest.ProcStatus(b, cmd.Process.Pid, "VmHWM")
+		mo, mt := mcpkittest.Median(ours), mcpkittest.Median(theirs)
 		fmt.Printf("scale scan: %s, %d finds: sweepd %v, find+du %v, ratio %.2fx (%s)\n",
 			tree, finds, mo.Round(time.Millisecond), mt.Round(time.Millisecond), float64(mo)/float64(mt), goal(float64(mo)/float64(mt), 1.0))
-		fmt.Printf("scale scan: CPU time (user+system, load-independent): sweepd %v, find+du %v\n", medianOf(oursCPU), medianOf(theirsCPU))
+		fmt.Printf("scale scan: CPU time (user+system, load-independent): sweepd %v, find+du %v\n", mcpkittest.Median(oursCPU), mcpkittest.Median(theirsCPU))
 		if gdu != "" {
-			mg := medianOf(gdus)
+			mg := mcpkittest.Median(gdus)
 			fmt.Printf("scale scan: gdu -n %v, ratio %.2fx (%s); gdu peak RSS %d MB\n",
 				mg.Round(time.Millisecond), float64(mo)/float64(mg), goal(float64(mo)/float64(mg), 0.5), gduRSS/1024)
 			b.ReportMetric(float64(mo)/float64(mg), "gdu-ratio")

@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"errors"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -166,7 +167,7 @@ func TestRecordFailsClosedWhenDiskFills(t *testing.T) {
 			}
 			before, _ := os.ReadFile(path)
 			filler := filepath.Join(filepath.Dir(path), "filler")
-			fill(t, filler)
+			testfs.FillDisk(t, filler)
 
 			e := wantCode(t, c.write(l), result.AuditUnavailable)
 			if !errors.Is(e, syscall.ENOSPC) || !strings.Contains(e.Reason, "no space left") {
@@ -206,7 +207,7 @@ func TestTornTailOnFullDisk(t *testing.T) {
 			torn := append(append([]byte(nil), whole...), `{"seq":4,"ti`...)
 			os.WriteFile(path, torn, 0o600)
 			filler := filepath.Join(filepath.Dir(path), "filler")
-			fill(t, filler)
+			testfs.FillDisk(t, filler)
 
 			var logs bytes.Buffer
 			l, err := Open(Options{Path: path, Server: "sweepd", FailMode: mode, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -235,26 +236,6 @@ func TestTornTailOnFullDisk(t *testing.T) {
 	}
 }
 
-// fill writes to path until the file system is full.
-func fill(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 4096)
-	for range 1 << 10 {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatalf("filling: %v", err)
-			}
-			return
-		}
-	}
-	t.Fatal("the file system never filled up")
-}
-
 // TestRecoveredRecordWaitsForSpace: the disk has room for the sidecar but
 // not for the recovered record (the log's last page is nearly full and no
 // page is free once the sidecar is written). Open mode starts, and the
@@ -274,7 +255,7 @@ func TestRecoveredRecordWaitsForSpace(t *testing.T) {
 			spare := filepath.Join(filepath.Dir(path), "spare")
 			os.WriteFile(spare, []byte("x"), 0o600) // one page, freed after the fill
 			filler := filepath.Join(filepath.Dir(path), "filler")
-			fill(t, filler)
+			testfs.FillDisk(t, filler)
 			os.Remove(spare)
 
 			var logs bytes.Buffer

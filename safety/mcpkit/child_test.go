@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 	"io"
 	"log/slog"
 	"os"
@@ -166,21 +167,7 @@ func (c *child) ping(id int) {
 // status reads one field of /proc/<pid>/status, in kB for the Vm* fields.
 func status(t testing.TB, pid int, field string) int {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, err := strconv.Atoi(strings.Fields(v)[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
+	return int(mcpkittest.ProcStatus(t, pid, field))
 }
 
 // openFDs counts the open file descriptors of pid.

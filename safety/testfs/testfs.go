@@ -3,8 +3,10 @@
 package testfs
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -25,4 +27,26 @@ func Write(t testing.TB, p, content string) {
 func Exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// FillDisk writes to path until its file system is full (ENOSPC); it
+// fails the test on any other error, or when 4 MiB did not fill it (the
+// tests mount a small tmpfs).
+func FillDisk(t testing.TB, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for range 1 << 10 {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("filling: %v", err)
+			}
+			return
+		}
+	}
+	t.Fatal("the file system never filled up")
 }

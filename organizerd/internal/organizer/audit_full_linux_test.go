@@ -3,11 +3,10 @@
 package organizer
 
 import (
-	"errors"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -35,7 +34,7 @@ func TestAuditDiskFullMovesNothingThenServesAgain(t *testing.T) {
 	}
 	padToPageEnd(t, logPath)
 	filler := filepath.Join(e.auditDir, "filler")
-	fillDisk(t, filler)
+	testfs.FillDisk(t, filler)
 
 	for _, name := range []string{"move_file", "move_file again"} {
 		t.Run(name, func(t *testing.T) {
@@ -91,24 +90,4 @@ func padToPageEnd(t *testing.T, path string) {
 		}
 	}
 	t.Fatal("could not bring the log near a page boundary")
-}
-
-// fillDisk writes to path until its file system is full.
-func fillDisk(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 4096)
-	for range 1 << 10 {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatalf("filling: %v", err)
-			}
-			return
-		}
-	}
-	t.Fatal("the file system never filled up")
 }
