@@ -2,6 +2,9 @@ package mcpkit
 
 import (
 	"context"
+	"path"
+	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -64,6 +67,29 @@ func LinkRisk(ctx context.Context, d risk.Descriptor) {
 	}
 	l.seen[d.URI] = true
 	l.items = append(l.items, mcp.NewResourceLink(d.URI, name, desc, d.MimeType))
+}
+
+// linkSummary declares to LinkRisk the HIGH_RISK files and areas of s, a
+// summary of a tree in the root at rootPath; first reports whether that
+// root is the server's first, whose paths have relative URIs (the others'
+// are absolute). Groups of loose files (kind "files") name a rule's
+// pattern, not a path, and are not linked.
+func linkSummary(ctx context.Context, first bool, rootPath string, s *risk.Summary) {
+	for _, it := range s.HighRisk {
+		if it.Kind == "files" {
+			continue
+		}
+		p := strings.TrimSuffix(it.Path, "/")
+		if !first {
+			p = path.Join(filepath.ToSlash(rootPath), p)
+		}
+		mime := ""
+		if it.Kind == "dir" {
+			mime = "inode/directory"
+		}
+		LinkRisk(ctx, risk.Descriptor{URI: risk.URIFor(p), MimeType: mime, Metadata: risk.Metadata{Importance: risk.HighRisk,
+			Reasons: []string{it.Reason}, SuggestedAction: it.SuggestedAction}})
+	}
 }
 
 // withLinks returns ctx carrying a fresh link collector, and the collector.

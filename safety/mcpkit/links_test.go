@@ -1,8 +1,11 @@
 package mcpkit
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +133,44 @@ func TestParseChecksResourceLinks(t *testing.T) {
 			}()
 			if tc.want == "" && rec.msg != "" || tc.want != "" && !strings.Contains(rec.msg, tc.want) {
 				t.Fatalf("Parse said %q, want %q", rec.msg, tc.want)
+			}
+		})
+	}
+}
+
+// TestContextSummaryLinksHighRiskFiles: get_context_summary links each
+// HIGH_RISK file it lists, with relative URIs in the first root and
+// absolute ones in the others, and only those of the tree asked for.
+func TestContextSummaryLinksHighRiskFiles(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	writeFile(t, a, ".env", "A=1\n")
+	writeFile(t, a, "deploy/server.pem", "x\n")
+	writeFile(t, a, "src/index.js", "x\n")
+	writeFile(t, b, ".env", "B=1\n")
+	c := radarServer(t, &bytes.Buffer{}, a, b)
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		want []string
+	}{
+		{"every-root", map[string]any{}, []string{".env", "deploy/server.pem", filepath.ToSlash(b) + "/.env"}},
+		{"sub-path", map[string]any{"path": "deploy"}, []string{"deploy/server.pem"}},
+		{"second-root", map[string]any{"path": b}, []string{filepath.ToSlash(b) + "/.env"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := call(t, c, "get_context_summary", tc.args)
+			wantCode(t, r, result.OK)
+			var got []string
+			for _, l := range r.Links {
+				got = append(got, l.Name)
+				if l.URI != risk.URIFor(l.Name) {
+					t.Errorf("link %s has URI %s", l.Name, l.URI)
+				}
+			}
+			sort.Strings(got)
+			sort.Strings(tc.want)
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Fatalf("links %v, want %v", got, tc.want)
 			}
 		})
 	}
