@@ -388,6 +388,7 @@ func (cs *contextSummary) summarize(ctx context.Context, req mcp.CallToolRequest
 			s.Path = t.root.Path()
 		}
 		out = append(out, rootedSummary{Root: t.root.Path(), Summary: s})
+		linkSummary(ctx, t.root == cs.roots[0], t.root.Path(), s)
 		text = append(text, s.Text())
 	}
 	progress(float64(done), float64(done), "done")

@@ -64,7 +64,8 @@ func NewTool(name, description string, a Annotations, input json.RawMessage) mcp
 // ToResult renders r as a CallToolResult: structured content plus the same
 // JSON as text; isError is set when r is not ok. ok is derived from the code
 // (true only for OK and OUTPUT_TRUNCATED), so a refusal can never be shown
-// as a success.
+// as a success. The text content is always the first item; Handle adds
+// after it the resource_link items the tool declared with LinkRisk.
 func ToResult(r result.OperationResult) *mcp.CallToolResult {
 	if !r.Code.Valid() {
 		r = result.With(r.Action, result.InternalError, "the server produced an invalid result code", nil, time.Time{})
@@ -119,7 +120,8 @@ func Handle[T any](action string, log *slog.Logger, f Func[T]) server.ToolHandle
 			return ToResult(r), nil
 		}
 		p := &pending{}
-		r := f(context.WithValue(ctx, pendingKey{}, p), req, args)
+		lctx, links := withLinks(context.WithValue(ctx, pendingKey{}, p))
+		r := f(lctx, req, args)
 		if p.r != nil {
 			return p.r, nil // a question for the person; the retry carries the answer
 		}
@@ -130,7 +132,7 @@ func Handle[T any](action string, log *slog.Logger, f Func[T]) server.ToolHandle
 			r.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 		}
 		notifyLog(ctx, r)
-		return ToResult(r), nil
+		return appendLinks(ToResult(r), links), nil
 	}
 }
 

@@ -54,7 +54,7 @@ func (r *Rules) FactsFor(rel string, info jail.Info, radar *Radar) Facts {
 	}
 	if radar != nil && radar.Engine != nil && (f.Kind == File || f.Kind == Dir) {
 		if d, err := radar.Engine.ClassifyPath(radar.Root, rel, f.Kind == Dir); err == nil {
-			f.Risk = string(d.Metadata.Importance)
+			f.Risk, f.RiskAction, f.RiskMIME = string(d.Metadata.Importance), string(d.Metadata.SuggestedAction), d.MimeType
 			if len(d.Metadata.Reasons) > 0 {
 				f.RiskReason = d.Metadata.Reasons[0]
 			}

@@ -71,6 +71,8 @@ type Facts struct {
 	ModTime      time.Time // last modification
 	Risk         string    // the radar's importance ("HIGH_RISK", ...), "" when unknown
 	RiskReason   string    // the radar's first reason
+	RiskAction   string    // the radar's suggested action, "" when unknown
+	RiskMIME     string    // the radar's MIME type guess, "" when unknown
 	Category     string    // the category folder, "" when none
 }
 

@@ -32,6 +32,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/bastion-mcp/bastion/safety/risk"
 )
 
 // ProtocolVersion is the MCP protocol version every client here asks for
@@ -190,6 +192,9 @@ type Result struct {
 	IsError    bool            `json:"-"` // the CallToolResult's isError
 	Text       string          `json:"-"` // the one text content
 	Structured json.RawMessage `json:"-"` // the structured content
+	// Links are the resource_link items after the text content (empty,
+	// never nil, when there are none).
+	Links []mcp.ResourceLink `json:"-"`
 }
 
 // DecodeDetail decodes the result's detail into v.
@@ -216,17 +221,21 @@ func Call(t testing.TB, c *client.Client, name string, args any) Result {
 }
 
 // Parse decodes a tool result and requires it to be well formed: exactly
-// one text content holding the OperationResult JSON, structured content
-// with the same value, and isError set exactly when ok is false.
+// one text content, first, holding the OperationResult JSON, then only
+// resource_link items (at most MaxResourceLinks, each at a valid
+// file-context:// URI, named, described HIGH_RISK, never twice), structured
+// content with the same value as the text, and isError set exactly when ok
+// is false.
 func Parse(t testing.TB, res *mcp.CallToolResult) Result {
 	t.Helper()
-	if len(res.Content) != 1 {
-		t.Fatalf("want exactly one text content, got %d", len(res.Content))
+	if len(res.Content) == 0 {
+		t.Fatalf("want exactly one text content, got none")
 	}
 	tc, ok := mcp.AsTextContent(res.Content[0])
 	if !ok {
-		t.Fatalf("content is %T, want text", res.Content[0])
+		t.Fatalf("content[0] is %T, want text", res.Content[0])
 	}
+	links := parseLinks(t, res.Content[1:])
 	var r Result
 	if err := json.Unmarshal([]byte(tc.Text), &r); err != nil {
 		t.Fatalf("text content is not an OperationResult: %v\n%s", err, tc.Text)
@@ -246,8 +255,46 @@ func Parse(t testing.TB, res *mcp.CallToolResult) Result {
 	if res.IsError == r.OK {
 		t.Fatalf("isError=%v with ok=%v: %s", res.IsError, r.OK, tc.Text)
 	}
-	r.IsError, r.Text, r.Structured = res.IsError, tc.Text, sb
+	r.IsError, r.Text, r.Structured, r.Links = res.IsError, tc.Text, sb, links
 	return r
+}
+
+// MaxResourceLinks is mcpkit.MaxResourceLinks (this package cannot import
+// mcpkit; mcpkit's TestMaxResourceLinksAgree checks they agree).
+const MaxResourceLinks = 10
+
+// parseLinks checks the items after the text content: resource_link items
+// only, each at a valid file-context:// URI, named, described HIGH_RISK,
+// never twice, at most MaxResourceLinks.
+func parseLinks(t testing.TB, items []mcp.Content) []mcp.ResourceLink {
+	t.Helper()
+	if len(items) > MaxResourceLinks {
+		t.Fatalf("%d resource links, want at most %d", len(items), MaxResourceLinks)
+	}
+	links := []mcp.ResourceLink{}
+	seen := map[string]bool{}
+	for i, c := range items {
+		l, ok := c.(mcp.ResourceLink)
+		if !ok {
+			t.Fatalf("content[%d] is %T: after the one text content only resource_link items may follow", i+1, c)
+		}
+		p, ok := risk.PathOfURI(l.URI)
+		switch {
+		case l.Type != mcp.ContentTypeLink:
+			t.Fatalf("content[%d] has type %q, want resource_link", i+1, l.Type)
+		case !ok:
+			t.Fatalf("content[%d] links %q: not a valid file-context URI", i+1, l.URI)
+		case l.Name != p:
+			t.Fatalf("content[%d] is named %q, want its path %q", i+1, l.Name, p)
+		case !strings.HasPrefix(l.Description, "HIGH_RISK"):
+			t.Fatalf("content[%d] description %q does not give the importance HIGH_RISK", i+1, l.Description)
+		case seen[l.URI]:
+			t.Fatalf("content[%d] links %q twice", i+1, l.URI)
+		}
+		seen[l.URI] = true
+		links = append(links, l)
+	}
+	return links
 }
 
 // ToolNames lists the tools the client sees, sorted.

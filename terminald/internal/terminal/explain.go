@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -75,7 +76,7 @@ const (
 // maxPathViews bounds the radar views in one explanation.
 const maxPathViews = 32
 
-func (s *Server) explainCommand(_ context.Context, _ mcp.CallToolRequest, a explainArgs) result.OperationResult {
+func (s *Server) explainCommand(ctx context.Context, _ mcp.CallToolRequest, a explainArgs) result.OperationResult {
 	start := time.Now()
 	ev := s.run.Evaluate(a.Command)
 	d := ev.Decision
@@ -97,7 +98,7 @@ func (s *Server) explainCommand(_ context.Context, _ mcp.CallToolRequest, a expl
 		}
 	}
 	if len(d.Argv) > 1 {
-		x.Paths = s.pathViews(d.Argv[1:])
+		x.Paths = s.pathViews(ctx, ".", d.Argv[1:])
 	}
 	summary := fmt.Sprintf("%s would be refused (%s): %s", quoteCmd(a.Command), x.Code, x.Reason)
 	switch x.Decision {
@@ -119,8 +120,11 @@ func quoteCmd(s string) string {
 
 // pathViews asks the radar about arguments that look like paths: words
 // that are not options and either exist in the jail or contain a '/' or '.'.
-// Nothing is opened but anchored lstat calls and the radar's rule lookup.
-func (s *Server) pathViews(args []string) []PathView {
+// A relative word is taken relative to base, the jail-relative working
+// directory. Nothing is opened but anchored lstat calls and the radar's
+// rule lookup. Each existing HIGH_RISK path is declared to mcpkit.LinkRisk,
+// so the answer also carries a resource_link to its descriptor.
+func (s *Server) pathViews(ctx context.Context, base string, args []string) []PathView {
 	views := []PathView{}
 	for _, w := range args {
 		if len(views) >= maxPathViews {
@@ -129,7 +133,11 @@ func (s *Server) pathViews(args []string) []PathView {
 		if w == "" || strings.HasPrefix(w, "-") {
 			continue
 		}
-		rel, err := s.o.Root.Clean(w)
+		p := w
+		if base != "." && !path.IsAbs(w) {
+			p = path.Join(base, w)
+		}
+		rel, err := s.o.Root.Clean(p)
 		if err != nil {
 			if strings.ContainsAny(w, "/.") {
 				_, reason := result.Classify(err)
@@ -146,6 +154,9 @@ func (s *Server) pathViews(args []string) []PathView {
 		if s.o.Radar != nil && rel != "." {
 			if desc, err := s.o.Radar.ClassifyPath(s.o.Root.Path(), rel, exists && info.IsDir()); err == nil {
 				v.Descriptor = &desc
+				if exists {
+					mcpkit.LinkRisk(ctx, desc)
+				}
 			}
 		}
 		views = append(views, v)

@@ -22,7 +22,7 @@ const runAction = "run_command"
 // policy and the kernel boundary.
 func (s *Server) runTool() server.ServerTool {
 	return server.ServerTool{Tool: mcpkit.NewTool(runAction,
-		"Run one command line inside the jail directory, without a shell, and return its exit code, stdout and stderr. The line is split like a POSIX shell would split a simple command (quotes group words; inside quotes ; | & > $ are literal text), but shell operators, redirections, variables, globs and ~ are refused rather than interpreted. Only allowlisted programs run, resolved by name on the server's PATH; argument rules refuse dangerous options (git -c, find -exec, tar --to-command, ...). Commands the policy asks about (under the shipped policy: git push, deleting branches or stashes, discarding uncommitted changes) run only after the person approves them in the client, which asks them (MCP elicitation: allow once, allow this exact command for the rest of the session, or deny); that confirmation is the person's, never the agent's, and detail.approval says who approved. A client that cannot ask gets NEEDS_EXPLICIT_REQUEST, unless the policy's [approval] fallback lets the agent confirm by calling. The process runs with a private HOME and TMPDIR, no stdin, a fixed environment, resource limits, a timeout that kills every process it started, and kernel confinement (on Linux: its own namespaces showing only the jail and system directories, Landlock, seccomp, no capabilities, and only its own loopback unless the operator allowed the network or a proxy). Secrets in the output are redacted, then each stream is capped. A non-zero exit status is still ok:true: the command ran.",
+		"Run one command line inside the jail directory, without a shell, and return its exit code, stdout and stderr. The line is split like a POSIX shell would split a simple command (quotes group words; inside quotes ; | & > $ are literal text), but shell operators, redirections, variables, globs and ~ are refused rather than interpreted. Only allowlisted programs run, resolved by name on the server's PATH; argument rules refuse dangerous options (git -c, find -exec, tar --to-command, ...). Commands the policy asks about (under the shipped policy: git push, deleting branches or stashes, discarding uncommitted changes) run only after the person approves them in the client, which asks them (MCP elicitation: allow once, allow this exact command for the rest of the session, or deny); that confirmation is the person's, never the agent's, and detail.approval says who approved. A client that cannot ask gets NEEDS_EXPLICIT_REQUEST, unless the policy's [approval] fallback lets the agent confirm by calling. The process runs with a private HOME and TMPDIR, no stdin, a fixed environment, resource limits, a timeout that kills every process it started, and kernel confinement (on Linux: its own namespaces showing only the jail and system directories, Landlock, seccomp, no capabilities, and only its own loopback unless the operator allowed the network or a proxy). Secrets in the output are redacted, then each stream is capped. detail.paths gives the risk radar's view (as explain_command shows it) of the arguments that name existing paths, and the first 10 HIGH_RISK ones also come as resource_link items. A non-zero exit status is still ok:true: the command ran.",
 		mcpkit.Annotations{Title: "Run a command in the jail", Destructive: true, OpenWorld: false},
 		json.RawMessage(`{"type":"object","properties":{`+
 			`"command":{"type":"string","minLength":1,"maxLength":8192,"description":"The command line, e.g. \"ls -la src\" or \"git log -n 5\". No shell syntax."},`+
@@ -48,6 +48,11 @@ type RunDetail struct {
 	// Limit names the limit that stopped the command: memory, processes,
 	// cpu, file_size, open_files or timeout.
 	Limit string `json:"limit,omitempty"`
+	// Paths is the risk radar's view of the arguments that name paths
+	// existing in the jail once the command ended (relative words taken
+	// from cwd), as explain_command shows them; at most maxPathViews
+	// arguments are looked at.
+	Paths []PathView `json:"paths"`
 	// Approval is present when the command needed a person's approval:
 	// who approved it (by "human", scope "once" or "session"; by "agent"
 	// when the client cannot ask and the policy's fallback lets it).
@@ -72,5 +77,27 @@ func (s *Server) runCommand(ctx context.Context, call mcp.CallToolRequest, a run
 	}
 	return result.With(runAction, out.Code, out.Reason, RunDetail{Argv: out.Argv, ExitCode: out.ExitCode, Signal: out.Signal,
 		Stdout: string(out.Stdout), Stderr: string(out.Stderr), Truncated: out.Truncated, Confinement: out.Confinement,
-		Limit: out.Limit, Approval: out.Approval}, start)
+		Limit: out.Limit, Paths: s.existingPaths(ctx, req.Cwd, out.Argv), Approval: out.Approval}, start)
+}
+
+// existingPaths is the radar's view of the arguments of argv that name
+// paths existing in the jail, relative words taken from cwd (the request's
+// working directory, "" for the jail root).
+func (s *Server) existingPaths(ctx context.Context, cwd string, argv []string) []PathView {
+	views := []PathView{}
+	if len(argv) < 2 {
+		return views
+	}
+	base := "."
+	if cwd != "" {
+		if rel, err := s.o.Root.Clean(cwd); err == nil {
+			base = rel
+		}
+	}
+	for _, v := range s.pathViews(ctx, base, argv[1:]) {
+		if v.Exists && v.Descriptor != nil {
+			views = append(views, v)
+		}
+	}
+	return views
 }
