@@ -188,6 +188,17 @@ func applyGit(md *Metadata, f GitFacts) {
 	}
 }
 
+// text is the summary's git line, "" when there is none.
+func (g *SummaryGit) text() string {
+	if g == nil {
+		return ""
+	}
+	if g.Refused != "" {
+		return "git: not read (" + g.Refused + ")\n"
+	}
+	return "git: " + commas(g.Tracked) + " tracked, " + commas(g.Untracked) + " untracked, " + commas(g.Ignored) + " ignored\n"
+}
+
 // gitCounter counts a summary's files by their git facts.
 type gitCounter struct {
 	root *jail.Root

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io/fs"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -16,7 +17,7 @@ import (
 
 // gitEnv isolates git (the test oracle) and the radar from the machine's
 // own git config: a fresh HOME and XDG_CONFIG_HOME, no system config.
-func gitEnv(t *testing.T) (home string) {
+func gitEnv(t testing.TB) (home string) {
 	t.Helper()
 	home = t.TempDir()
 	t.Setenv("HOME", home)
@@ -29,7 +30,7 @@ func gitEnv(t *testing.T) (home string) {
 	return home
 }
 
-func runGit(t *testing.T, dir string, stdin string, args ...string) string {
+func runGit(t testing.TB, dir string, stdin string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
@@ -331,6 +332,9 @@ func TestGitDescriptorsAndSummary(t *testing.T) {
 	if want := (SummaryGit{Tracked: 3, Untracked: 1, Ignored: 2}); s.Git == nil || *s.Git != want {
 		t.Fatalf("summary git %+v, want %+v", s.Git, want)
 	}
+	if !strings.Contains(s.Text(), "\ngit: 3 tracked, 1 untracked, 2 ignored\n") {
+		t.Fatalf("summary text lacks the git line:\n%s", s.Text())
+	}
 	runGit(t, dir, "", "add", "notes.txt")
 	waitRecheck()
 	d, err := e.Classify(root, "notes.txt")
@@ -363,3 +367,79 @@ func TestNoGitFactsOutsideARepository(t *testing.T) {
 
 // waitRecheck lets the engine's short-lived caches of a root expire.
 func waitRecheck() { time.Sleep(rootRecheck + 50*time.Millisecond) }
+
+// BenchmarkSummaryGitVsWalk is BenchmarkSummaryVsWalk on a 100,000-file
+// git repository (index written by git add, a .gitignore at the top): the
+// summary with git facts against a bare filepath.WalkDir (goal: at most
+// 1.5).
+func BenchmarkSummaryGitVsWalk(b *testing.B) {
+	gitEnv(b)
+	root := b.TempDir()
+	genTree(b, root, 100_000, 7)
+	write(b, root, ".gitignore", "*.log\nbuild/\n")
+	runGit(b, root, "", "init", "-q")
+	runGit(b, root, "", "add", ".")
+	e := newEngine(b, Options{})
+	r := openRoot(b, root)
+	var walk, sum time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		if err := filepath.WalkDir(root, func(_ string, _ fs.DirEntry, err error) error { return err }); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		s, err := e.Summarize(r, ".", SummaryLimits{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sum += time.Since(t1)
+		walk += t1.Sub(t0)
+		if s.Git == nil || s.Git.Refused != "" || s.Git.Tracked == 0 {
+			b.Fatalf("no git counts: %+v", s.Git)
+		}
+	}
+	b.ReportMetric(float64(walk.Milliseconds())/float64(b.N), "walk-ms/op")
+	b.ReportMetric(float64(sum.Milliseconds())/float64(b.N), "summary-ms/op")
+	b.ReportMetric(float64(sum)/float64(walk), "summary/walk")
+}
+
+// TestGlobalExcludesFileFromUserConfig: core.excludesFile from the XDG
+// config and ~/.gitconfig (the later wins), the XDG default, "~/"
+// expansion, and what the small reader refuses (then no global file).
+func TestGlobalExcludesFileFromUserConfig(t *testing.T) {
+	cases := []struct {
+		name, xdgConfig, gitconfig, want string
+		ok                               bool
+	}{
+		{"default", "", "", "/h/xdg/git/ignore", true},
+		{"gitconfig", "", "[core]\n\texcludesFile = /g/ign\n", "/g/ign", true},
+		{"gitconfig wins over xdg", "[core]\nexcludesfile=/x/ign\n", "[Core]\n  ExcludesFile = \"/g/ign\" # c\n", "/g/ign", true},
+		{"xdg alone", "[core]\nexcludesfile=/x/ign\n", "[user]\nname = x\n", "/x/ign", true},
+		{"tilde", "", "[core]\nexcludesFile = ~/ign\n", "/h/ign", true},
+		{"other section", "", "[corex]\nexcludesFile = /g/ign\n", "/h/xdg/git/ignore", true},
+		{"include refused", "", "[include]\npath = /o\n[core]\nexcludesFile = /g/ign\n", "", false},
+		{"escape refused", "", "[core]\nexcludesFile = /g\\tign\n", "", false},
+		{"relative refused", "", "[core]\nexcludesFile = ign\n", "", false},
+		{"no value refused", "", "[core]\nexcludesFile\n", "", false},
+		{"continuation refused", "", "[core]\nexcludesFile = /g/\\\nign\n", "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			xdg := filepath.Join(home, "xdg")
+			if tc.xdgConfig != "" {
+				write(t, xdg, "git/config", tc.xdgConfig)
+			}
+			if tc.gitconfig != "" {
+				write(t, home, ".gitconfig", tc.gitconfig)
+			}
+			env := map[string]string{"HOME": home, "XDG_CONFIG_HOME": xdg}
+			got, ok := globalExcludesFile(func(k string) string { return env[k] })
+			want := strings.ReplaceAll(tc.want, "/h/", home+"/")
+			if got != want || ok != tc.ok {
+				t.Fatalf("got %q %v, want %q %v", got, ok, want, tc.ok)
+			}
+		})
+	}
+}

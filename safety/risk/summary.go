@@ -368,6 +368,7 @@ func (s *Summary) Text() string {
 	}
 	fmt.Fprintf(&b, "\nHIGH_RISK %s, HIGH_VALUE %s, NORMAL %s, IGNORABLE %s\n",
 		commas(s.Counts[HighRisk]), commas(s.Counts[HighValue]), commas(s.Counts[Normal]), commas(s.Counts[Ignorable]))
+	b.WriteString(s.Git.text())
 	section := func(title, word string, items []SummaryItem, omitted int) {
 		if len(items) == 0 {
 			return
