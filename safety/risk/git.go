@@ -42,6 +42,7 @@ type gitRepo struct {
 	tracked    []string
 	refused    string
 	ign        *ignoreStack
+	none       bool // no .git at the root's top (remembered for rootRecheck)
 }
 
 // gitCache holds each root's gitRepo; the zero value is ready.
@@ -61,15 +62,16 @@ func (e *Engine) gitRepo(root *jail.Root, key string) *gitRepo {
 	now := time.Now()
 	old := c.repos[key]
 	if old != nil && now.Sub(old.checked) < rootRecheck {
+		if old.none {
+			return nil
+		}
 		return old
 	}
 	fi, err := root.Lstat(".git")
-	if err != nil {
-		delete(c.repos, key)
-		return nil
-	}
 	r := &gitRepo{checked: now}
 	switch {
+	case err != nil:
+		r.none = true
 	case !fi.IsDir():
 		r.refused = ".git is not a directory (a worktree or submodule link); its repository is not read"
 	default:
@@ -93,6 +95,9 @@ func (e *Engine) gitRepo(root *jail.Root, key string) *gitRepo {
 		c.repos = map[string]*gitRepo{}
 	}
 	c.repos[key] = r
+	if r.none {
+		return nil
+	}
 	return r
 }
 
@@ -221,10 +226,11 @@ func (e *Engine) summaryGit(root *jail.Root, s *Summary) *gitCounter {
 	return &gitCounter{root: root, repo: r, out: s.Git}
 }
 
-// count adds the file rel to the git counts.
-func (g *gitCounter) count(rel string) {
+// count adds the file rel to the git counts and reports whether git
+// ignores it.
+func (g *gitCounter) count(rel string) (ignored bool) {
 	if g == nil || inGitDir(rel) {
-		return
+		return false
 	}
 	f := g.repo.facts(g.root, rel, false)
 	switch {
@@ -235,4 +241,5 @@ func (g *gitCounter) count(rel string) {
 	default:
 		g.out.Untracked++
 	}
+	return f.Ignored
 }

@@ -332,6 +332,10 @@ func TestGitDescriptorsAndSummary(t *testing.T) {
 	if want := (SummaryGit{Tracked: 3, Untracked: 1, Ignored: 2}); s.Git == nil || *s.Git != want {
 		t.Fatalf("summary git %+v, want %+v", s.Git, want)
 	}
+	// run.out is IGNORABLE in the counts, as in its descriptor.
+	if s.Counts[Ignorable] != 1 {
+		t.Fatalf("summary counts %v, want IGNORABLE 1 (run.out)", s.Counts)
+	}
 	if !strings.Contains(s.Text(), "\ngit: 3 tracked, 1 untracked, 2 ignored\n") {
 		t.Fatalf("summary text lacks the git line:\n%s", s.Text())
 	}

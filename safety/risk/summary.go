@@ -280,13 +280,15 @@ func (w *walker) dir(parent *jail.Dir, name, rel string, child []int32, win matc
 // in an item unless its area already shows it.
 func (w *walker) file(rel string, win match, found bool) {
 	w.s.Files++
-	w.git.count(rel)
+	gitIgnored := w.git.count(rel)
 	for _, a := range w.areas {
 		a.item.Files++
 	}
 	imp := Normal
 	if found {
 		imp = importanceOf(win.rule.Category)
+	} else if gitIgnored {
+		imp = Ignorable // as its descriptor says (git.go: applyGit)
 	}
 	w.s.Counts[imp]++
 	if !found {
