@@ -42,6 +42,9 @@ type Metadata struct {
 	SuggestedAction Action        `json:"suggestedAction"`
 	Size            int64         `json:"size"`
 	LastModified    string        `json:"lastModified,omitempty"`
+	// Git is what the repository's git files say (see GitFacts); absent
+	// outside a repository's top or when its index was refused.
+	Git *GitFacts `json:"git,omitempty"`
 }
 
 // MatchedRule is one rule that matched, winner first.
@@ -110,5 +113,9 @@ func formatTime(t time.Time) string {
 func (d Descriptor) clone() Descriptor {
 	d.Metadata.Reasons = append([]string(nil), d.Metadata.Reasons...)
 	d.Metadata.MatchedRules = append([]MatchedRule(nil), d.Metadata.MatchedRules...)
+	if d.Metadata.Git != nil {
+		g := *d.Metadata.Git
+		d.Metadata.Git = &g
+	}
 	return d
 }

@@ -72,6 +72,8 @@ type Engine struct {
 
 	cacheMu sync.Mutex
 	cache   map[cacheKey]Descriptor
+
+	git gitCache // each root's git files (git.go)
 }
 
 // NewEngine loads the built-in packs and the operator rule files. An
@@ -591,7 +593,9 @@ func (e *Engine) Classify(root *jail.Root, rel string) (Descriptor, error) {
 	d, ok := e.cache[ck]
 	e.cacheMu.Unlock()
 	if ok {
-		return d.clone(), nil
+		d = d.clone()
+		e.withGit(root, key, rel, fi.IsDir(), &d)
+		return d, nil
 	}
 	var (
 		findings        []Finding
@@ -620,6 +624,7 @@ func (e *Engine) Classify(root *jail.Root, rel string) (Descriptor, error) {
 	}
 	e.cache[ck] = d.clone()
 	e.cacheMu.Unlock()
+	e.withGit(root, key, rel, isDir, &d)
 	e.log.Debug("risk classified", "path", rel, "importance", string(d.Metadata.Importance), "rules", len(d.Metadata.MatchedRules))
 	return d, nil
 }

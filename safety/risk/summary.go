@@ -61,6 +61,9 @@ type Summary struct {
 	Skipped   int      `json:"skipped"`
 	Truncated bool     `json:"truncated"`
 	Packs     []string `json:"packs"`
+	// Git counts files by what the repository's git files say, when the
+	// root is a repository's top (see SummaryGit).
+	Git *SummaryGit `json:"git,omitempty"`
 }
 
 // SummaryItem is a file, or an area (a directory whose rule also covers
@@ -91,6 +94,7 @@ type walker struct {
 	scratch   []int32
 	items     map[Importance][]*SummaryItem
 	truncated bool
+	git       *gitCounter // nil outside a repository
 	// riskOmitted counts high-risk items not kept: past MaxListed, in
 	// walk order, they would be cut at the end anyway.
 	riskOmitted int
@@ -127,6 +131,7 @@ func (e *Engine) Summarize(root *jail.Root, rel string, lim SummaryLimits) (*Sum
 		Omitted: map[Importance]int{}, Packs: append([]string(nil), st.packs...)}
 	w := &walker{flat: st.flat, set: st.set, lim: lim, s: s, loose: map[*Rule]*SummaryItem{}, items: map[Importance][]*SummaryItem{},
 		scratch: make([]int32, len(st.flat))}
+	w.git = e.summaryGit(root, s)
 	// The starting directory carries its own and its ancestors' answers.
 	state := make([]int32, len(st.flat))
 	for j, fm := range st.flat {
@@ -275,12 +280,15 @@ func (w *walker) dir(parent *jail.Dir, name, rel string, child []int32, win matc
 // in an item unless its area already shows it.
 func (w *walker) file(rel string, win match, found bool) {
 	w.s.Files++
+	gitIgnored := w.git.count(rel)
 	for _, a := range w.areas {
 		a.item.Files++
 	}
 	imp := Normal
 	if found {
 		imp = importanceOf(win.rule.Category)
+	} else if gitIgnored {
+		imp = Ignorable // as its descriptor says (git.go: applyGit)
 	}
 	w.s.Counts[imp]++
 	if !found {
@@ -362,6 +370,7 @@ func (s *Summary) Text() string {
 	}
 	fmt.Fprintf(&b, "\nHIGH_RISK %s, HIGH_VALUE %s, NORMAL %s, IGNORABLE %s\n",
 		commas(s.Counts[HighRisk]), commas(s.Counts[HighValue]), commas(s.Counts[Normal]), commas(s.Counts[Ignorable]))
+	b.WriteString(s.Git.text())
 	section := func(title, word string, items []SummaryItem, omitted int) {
 		if len(items) == 0 {
 			return

@@ -1,0 +1,449 @@
+package risk
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io/fs"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// gitEnv isolates git (the test oracle) and the radar from the machine's
+// own git config: a fresh HOME and XDG_CONFIG_HOME, no system config.
+func gitEnv(t testing.TB) (home string) {
+	t.Helper()
+	home = t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "xdg"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_AUTHOR_NAME", "t")
+	t.Setenv("GIT_AUTHOR_EMAIL", "t@example.com")
+	t.Setenv("GIT_COMMITTER_NAME", "t")
+	t.Setenv("GIT_COMMITTER_EMAIL", "t@example.com")
+	return home
+}
+
+func runGit(t testing.TB, dir string, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		// check-ignore exits 1 when nothing is ignored.
+		if ee, ok := err.(*exec.ExitError); !(ok && ee.ExitCode() == 1 && len(args) > 0 && args[0] == "check-ignore") {
+			t.Fatalf("git %v: %v: %s", args, err, errb.String())
+		}
+	}
+	return out.String()
+}
+
+func gitInit(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	runGit(t, dir, "", "init", "-q")
+	return dir
+}
+
+func readIndex(t *testing.T, dir string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestGitIndexVersionsAgreeWithLsFiles reads the index in versions 2, 3
+// and 4 (v4 compresses path prefixes; v3 carries the extended flags of an
+// intent-to-add entry) and compares its paths with git ls-files.
+func TestGitIndexVersionsAgreeWithLsFiles(t *testing.T) {
+	gitEnv(t)
+	dir := gitInit(t)
+	for _, rel := range []string{"a.txt", "src/main.go", "src/main_test.go", "src/internal/deep/x.go",
+		"src/internal/deep/xy.go", "docs/ä ü.md", "z/very/long/" + strings.Repeat("n", 120) + ".txt", ".env"} {
+		write(t, dir, rel, rel)
+	}
+	runGit(t, dir, "", "add", ".")
+	for _, v := range []int{2, 3, 4} {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			if v == 3 {
+				// An intent-to-add entry carries extended flags, which
+				// only versions 3 and 4 can hold.
+				write(t, dir, "later/intent.txt", "x")
+				runGit(t, dir, "", "add", "-N", "later/intent.txt")
+			}
+			runGit(t, dir, "", "update-index", "--index-version", fmt.Sprint(v))
+			want := strings.Split(strings.TrimSuffix(runGit(t, dir, "", "ls-files", "-z"), "\x00"), "\x00")
+			slices.Sort(want)
+			data := readIndex(t, dir)
+			if got := binary.BigEndian.Uint32(data[4:8]); got != uint32(v) {
+				t.Fatalf("git wrote index version %d, want %d", got, v)
+			}
+			got, err := parseGitIndex(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("index paths\n got %q\nwant %q", got, want)
+			}
+		})
+	}
+}
+
+// TestGitIndexRefusals: what the parser cannot read faithfully is refused
+// with a reason, and the radar carries on without git facts.
+func TestGitIndexRefusals(t *testing.T) {
+	cases := []struct {
+		name, want string
+		setup      func(t *testing.T, dir string)
+	}{
+		{"split index", "split", func(t *testing.T, dir string) {
+			runGit(t, dir, "", "update-index", "--split-index")
+		}},
+		{"sparse index", "sparse", func(t *testing.T, dir string) {
+			runGit(t, dir, "", "commit", "-q", "-m", "one")
+			runGit(t, dir, "", "sparse-checkout", "init", "--cone", "--sparse-index")
+			runGit(t, dir, "", "sparse-checkout", "set", "keep")
+		}},
+		{"version 5", "version 5", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, ".git", "index")
+			data := readIndex(t, dir)
+			binary.BigEndian.PutUint32(data[4:8], 5)
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"bad checksum", "checksum", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, ".git", "index")
+			data := readIndex(t, dir)
+			data[len(data)-1] ^= 0xff
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			gitEnv(t)
+			dir := gitInit(t)
+			write(t, dir, "keep/a.txt", "a")
+			write(t, dir, "other/b.txt", "b")
+			write(t, dir, ".env", "A=1")
+			runGit(t, dir, "", "add", ".")
+			tc.setup(t, dir)
+			_, err := parseGitIndex(readIndex(t, dir))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("parse error %v, want one saying %q", err, tc.want)
+			}
+			e := newEngine(t, Options{})
+			root := openRoot(t, dir)
+			d, err := e.Classify(root, ".env")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Metadata.Git != nil || d.Metadata.Importance != HighRisk {
+				t.Fatalf("descriptor with a refused index: git %+v, importance %s", d.Metadata.Git, d.Metadata.Importance)
+			}
+			s, err := e.Summarize(root, ".", SummaryLimits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Git == nil || !strings.Contains(s.Git.Refused, tc.want) || s.Git.Tracked+s.Git.Untracked+s.Git.Ignored != 0 {
+				t.Fatalf("summary git %+v, want a refusal saying %q and no counts", s.Git, tc.want)
+			}
+		})
+	}
+}
+
+// ignorePatterns is the pool the generated .gitignore files draw from:
+// base names, anchored paths, directory-only lines, "**", classes,
+// negations (some re-including under an excluded directory, which git
+// refuses), escapes and trailing spaces.
+var ignorePatterns = []string{
+	"*.log", "!keep.log", "build/", "/a", "b/*", "**/c", "a/**/x.txt", "!b", "*.tmp", "c/", "!/c/keep.txt",
+	"\\!bang", "d?.txt", "[ab].dat", "!*.dat", "x.txt", "!x.txt", "deep/", "!deep/", "b", "/b/x.txt",
+	"# comment", "", "keep.txt ", "*", "!*/", "!a.txt", "**/build/**", "a/", "e\\ f", "!c/x.txt",
+}
+
+var treeNames = []string{"a", "b", "c", "build", "deep", "x.txt", "keep.log", "app.log", "a.dat", "d1.txt",
+	"keep.txt", "!bang", "e f", "a.txt", "n.tmp"}
+
+// genRepo writes a random tree with .gitignore files at random levels, an
+// info/exclude file and a global excludes file named by ~/.gitconfig, and
+// returns every path in it (files and directories, outside .git).
+func genRepo(t *testing.T, rng *rand.Rand, dir, home string) []string {
+	t.Helper()
+	var paths []string
+	var fill func(rel string, depth int)
+	fill = func(rel string, depth int) {
+		for _, n := range treeNames {
+			if rng.Intn(3) != 0 {
+				continue
+			}
+			p := n
+			if rel != "" {
+				p = rel + "/" + n
+			}
+			paths = append(paths, p)
+			if depth < 3 && rng.Intn(2) == 0 {
+				fill(p, depth+1)
+				if rng.Intn(3) == 0 {
+					write(t, dir, p+"/.gitignore", randomIgnore(rng))
+				}
+				continue
+			}
+			write(t, dir, p, "x")
+		}
+	}
+	fill("", 0)
+	write(t, dir, ".gitignore", randomIgnore(rng))
+	write(t, dir, ".git/info/exclude", randomIgnore(rng))
+	global := filepath.Join(home, "global-ignore")
+	write(t, home, "global-ignore", randomIgnore(rng))
+	write(t, home, ".gitconfig", "[user]\n\tname = t\n[core]\n\texcludesFile = "+global+"\n")
+	return paths
+}
+
+func isDirPath(dir, rel string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, rel))
+	return err == nil && fi.IsDir()
+}
+
+func randomIgnore(rng *rand.Rand) string {
+	var b strings.Builder
+	for n := rng.Intn(6); n >= 0; n-- {
+		b.WriteString(ignorePatterns[rng.Intn(len(ignorePatterns))])
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// checkIgnore asks git which paths its ignore rules exclude, ignoring the
+// index, with the deciding source and line of each.
+func checkIgnore(t *testing.T, dir, home string, paths []string) map[string]string {
+	t.Helper()
+	out := runGit(t, dir, strings.Join(paths, "\x00")+"\x00", "check-ignore", "--no-index", "-v", "-n", "-z", "--stdin")
+	f := strings.Split(out, "\x00")
+	got := map[string]string{}
+	for i := 0; i+3 < len(f); i += 4 {
+		src, line, pat, p := f[i], f[i+1], f[i+2], f[i+3]
+		if src == "" || strings.HasPrefix(pat, "!") {
+			continue
+		}
+		if src == filepath.Join(home, "global-ignore") {
+			src = "core.excludesFile"
+		}
+		got[p] = src + ":" + line
+	}
+	return got
+}
+
+// TestGitIgnoreAgreesWithCheckIgnore compares the radar's ignore verdicts,
+// and the deciding file and line, with git check-ignore --no-index on
+// generated repositories: nested .gitignore files, negations,
+// .git/info/exclude and a global excludes file named by ~/.gitconfig.
+func TestGitIgnoreAgreesWithCheckIgnore(t *testing.T) {
+	for seed := int64(1); seed <= 25; seed++ {
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			home := gitEnv(t)
+			dir := gitInit(t)
+			paths := genRepo(t, rand.New(rand.NewSource(seed)), dir, home)
+			want := checkIgnore(t, dir, home, paths)
+			e := newEngine(t, Options{})
+			root := openRoot(t, dir)
+			r := e.gitRepo(root, rootKey(root))
+			if r == nil || r.refused != "" {
+				t.Fatalf("no git facts: %+v", r)
+			}
+			for _, p := range paths {
+				ex, h := r.ign.ignored(root, p, isDirPath(dir, p))
+				got := ""
+				if ex {
+					got = h.list.source + ":" + fmt.Sprint(h.line+1)
+				}
+				if got != want[p] {
+					t.Errorf("%s: radar says %q, git check-ignore says %q", p, got, want[p])
+				}
+			}
+		})
+	}
+}
+
+// TestGitDescriptorsAndSummary: a tracked .env keeps HIGH_RISK and
+// suggests CONSULT_HISTORY; an ignored file no rule marks is IGNORABLE
+// with git's reason; an ignored .env stays HIGH_RISK; the summary counts
+// tracked, untracked and ignored files; a second (cached) read says the
+// same, and a git add is seen without the file changing.
+func TestGitDescriptorsAndSummary(t *testing.T) {
+	gitEnv(t)
+	dir := gitInit(t)
+	write(t, dir, ".gitignore", "*.out\n.env.local\n")
+	write(t, dir, ".env", "A=1\n")
+	write(t, dir, ".env.local", "A=1\n")
+	write(t, dir, "run.out", "x\n")
+	write(t, dir, "main.go", "package main\n")
+	write(t, dir, "notes.txt", "hi\n")
+	runGit(t, dir, "", "add", ".gitignore", ".env", "main.go")
+	e := newEngine(t, Options{})
+	root := openRoot(t, dir)
+	cases := []struct {
+		rel     string
+		git     GitFacts
+		imp     Importance
+		action  Action
+		because string
+	}{
+		{".env", GitFacts{Tracked: true}, HighRisk, ConsultHistory, "tracked by git"},
+		{".env.local", GitFacts{Ignored: true, IgnoredBy: ".gitignore:2: .env.local"}, HighRisk, "", ""},
+		{"run.out", GitFacts{Ignored: true, IgnoredBy: ".gitignore:1: *.out"}, Ignorable, SafeToIgnore, "ignored by git (.gitignore:1: *.out)"},
+		{"main.go", GitFacts{Tracked: true}, Normal, "", ""},
+		{"notes.txt", GitFacts{}, Normal, "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(caseName(tc.rel), func(t *testing.T) {
+			for read := 1; read <= 2; read++ {
+				d, err := e.Classify(root, tc.rel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				md := d.Metadata
+				if md.Git == nil || *md.Git != tc.git || md.Importance != tc.imp ||
+					(tc.action != "" && md.SuggestedAction != tc.action) {
+					t.Fatalf("read %d: git %+v importance %s action %s, want %+v %s %s", read, md.Git, md.Importance, md.SuggestedAction, tc.git, tc.imp, tc.action)
+				}
+				if tc.because != "" && !slices.ContainsFunc(md.Reasons, func(r string) bool { return strings.HasPrefix(r, tc.because) }) {
+					t.Fatalf("read %d: reasons %q lack %q", read, md.Reasons, tc.because)
+				}
+			}
+		})
+	}
+	s, err := e.Summarize(root, ".", SummaryLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (SummaryGit{Tracked: 3, Untracked: 1, Ignored: 2}); s.Git == nil || *s.Git != want {
+		t.Fatalf("summary git %+v, want %+v", s.Git, want)
+	}
+	// run.out is IGNORABLE in the counts, as in its descriptor.
+	if s.Counts[Ignorable] != 1 {
+		t.Fatalf("summary counts %v, want IGNORABLE 1 (run.out)", s.Counts)
+	}
+	if !strings.Contains(s.Text(), "\ngit: 3 tracked, 1 untracked, 2 ignored\n") {
+		t.Fatalf("summary text lacks the git line:\n%s", s.Text())
+	}
+	runGit(t, dir, "", "add", "notes.txt")
+	waitRecheck()
+	d, err := e.Classify(root, "notes.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Metadata.Git == nil || !d.Metadata.Git.Tracked {
+		t.Fatalf("after git add, notes.txt: git %+v", d.Metadata.Git)
+	}
+}
+
+func TestNoGitFactsOutsideARepository(t *testing.T) {
+	gitEnv(t)
+	dir := t.TempDir()
+	write(t, dir, "run.out", "x")
+	e := newEngine(t, Options{})
+	root := openRoot(t, dir)
+	d, err := e.Classify(root, "run.out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.Summarize(root, ".", SummaryLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Metadata.Git != nil || s.Git != nil {
+		t.Fatalf("git facts outside a repository: %+v %+v", d.Metadata.Git, s.Git)
+	}
+}
+
+// waitRecheck lets the engine's short-lived caches of a root expire.
+func waitRecheck() { time.Sleep(rootRecheck + 50*time.Millisecond) }
+
+// BenchmarkSummaryGitVsWalk is BenchmarkSummaryVsWalk on a 100,000-file
+// git repository (index written by git add, a .gitignore at the top): the
+// summary with git facts against a bare filepath.WalkDir (goal: at most
+// 1.5).
+func BenchmarkSummaryGitVsWalk(b *testing.B) {
+	gitEnv(b)
+	root := b.TempDir()
+	genTree(b, root, 100_000, 7)
+	write(b, root, ".gitignore", "*.log\nbuild/\n")
+	runGit(b, root, "", "init", "-q")
+	runGit(b, root, "", "add", ".")
+	e := newEngine(b, Options{})
+	r := openRoot(b, root)
+	var walk, sum time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		if err := filepath.WalkDir(root, func(_ string, _ fs.DirEntry, err error) error { return err }); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		s, err := e.Summarize(r, ".", SummaryLimits{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sum += time.Since(t1)
+		walk += t1.Sub(t0)
+		if s.Git == nil || s.Git.Refused != "" || s.Git.Tracked == 0 {
+			b.Fatalf("no git counts: %+v", s.Git)
+		}
+	}
+	b.ReportMetric(float64(walk.Milliseconds())/float64(b.N), "walk-ms/op")
+	b.ReportMetric(float64(sum.Milliseconds())/float64(b.N), "summary-ms/op")
+	b.ReportMetric(float64(sum)/float64(walk), "summary/walk")
+}
+
+// TestGlobalExcludesFileFromUserConfig: core.excludesFile from the XDG
+// config and ~/.gitconfig (the later wins), the XDG default, "~/"
+// expansion, and what the small reader refuses (then no global file).
+func TestGlobalExcludesFileFromUserConfig(t *testing.T) {
+	cases := []struct {
+		name, xdgConfig, gitconfig, want string
+		ok                               bool
+	}{
+		{"default", "", "", "/h/xdg/git/ignore", true},
+		{"gitconfig", "", "[core]\n\texcludesFile = /g/ign\n", "/g/ign", true},
+		{"gitconfig wins over xdg", "[core]\nexcludesfile=/x/ign\n", "[Core]\n  ExcludesFile = \"/g/ign\" # c\n", "/g/ign", true},
+		{"xdg alone", "[core]\nexcludesfile=/x/ign\n", "[user]\nname = x\n", "/x/ign", true},
+		{"tilde", "", "[core]\nexcludesFile = ~/ign\n", "/h/ign", true},
+		{"other section", "", "[corex]\nexcludesFile = /g/ign\n", "/h/xdg/git/ignore", true},
+		{"include refused", "", "[include]\npath = /o\n[core]\nexcludesFile = /g/ign\n", "", false},
+		{"escape refused", "", "[core]\nexcludesFile = /g\\tign\n", "", false},
+		{"relative refused", "", "[core]\nexcludesFile = ign\n", "", false},
+		{"no value refused", "", "[core]\nexcludesFile\n", "", false},
+		{"continuation refused", "", "[core]\nexcludesFile = /g/\\\nign\n", "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			xdg := filepath.Join(home, "xdg")
+			if tc.xdgConfig != "" {
+				write(t, xdg, "git/config", tc.xdgConfig)
+			}
+			if tc.gitconfig != "" {
+				write(t, home, ".gitconfig", tc.gitconfig)
+			}
+			env := map[string]string{"HOME": home, "XDG_CONFIG_HOME": xdg}
+			got, ok := globalExcludesFile(func(k string) string { return env[k] })
+			want := strings.ReplaceAll(tc.want, "/h/", home+"/")
+			if got != want || ok != tc.ok {
+				t.Fatalf("got %q %v, want %q %v", got, ok, want, tc.ok)
+			}
+		})
+	}
+}

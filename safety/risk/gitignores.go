@@ -1,0 +1,192 @@
+package risk
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/risk/gitignore"
+)
+
+// maxGitignoreBytes bounds one ignore file the radar reads; a bigger one is
+// skipped.
+const maxGitignoreBytes = 4 << 20
+
+// ignoreList is one ignore file, compiled, with its lines for reasons.
+type ignoreList struct {
+	source string // ".gitignore", "sub/.gitignore", ".git/info/exclude", "core.excludesFile"
+	base   string // the directory its patterns are relative to ("" for the top)
+	m      *gitignore.Matcher
+	lines  []string
+}
+
+// ignoreHit is the line that decided a path.
+type ignoreHit struct {
+	list    *ignoreList
+	line    int
+	negated bool
+}
+
+func (h *ignoreHit) String() string {
+	return h.list.source + ":" + itoa(h.line+1) + ": " + strings.TrimSuffix(h.list.lines[h.line], "\r")
+}
+
+// gitDir is what the ignore rules say about one directory: the line
+// excluding it or an ancestor (nil when none), and its own .gitignore
+// (nil when it has none or when it is excluded: git does not read it then).
+type gitDir struct {
+	excludedBy *ignoreHit
+	list       *ignoreList
+}
+
+// ignoreStack applies a repository's ignore sources as git does: for a
+// path, the .gitignore files of its directories, deepest first, then
+// .git/info/exclude, then the global excludes file; the first file with a
+// matching line decides, by its last matching line; and nothing under an
+// excluded directory is re-included. Directories' answers are memoised.
+type ignoreStack struct {
+	info   *ignoreList
+	global *ignoreList
+	mu     sync.Mutex
+	dirs   map[string]*gitDir
+}
+
+func newIgnoreStack(root *jail.Root, global *ignoreList) *ignoreStack {
+	s := &ignoreStack{global: global, dirs: map[string]*gitDir{}}
+	s.info = readIgnoreFile(root, ".git/info/exclude", ".git/info/exclude", "")
+	return s
+}
+
+// readIgnoreFile reads rel under root through jail (no symbolic link, a
+// regular file only); nil when it is missing, unreadable, too big or holds
+// a line the matcher refuses.
+func readIgnoreFile(root *jail.Root, rel, source, base string) *ignoreList {
+	f, err := root.OpenFile(rel)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	return compileIgnore(f, source, base)
+}
+
+func compileIgnore(r io.Reader, source, base string) *ignoreList {
+	data, err := io.ReadAll(io.LimitReader(r, maxGitignoreBytes+1))
+	if err != nil || len(data) > maxGitignoreBytes {
+		return nil
+	}
+	lines := strings.Split(string(data), "\n")
+	m, err := gitignore.Compile(lines)
+	if err != nil {
+		return nil
+	}
+	return &ignoreList{source: source, base: base, m: m, lines: lines}
+}
+
+// readGlobalIgnore reads the global excludes file by its host path; nil
+// when there is none or it cannot be read.
+func readGlobalIgnore(name string) *ignoreList {
+	if name == "" {
+		return nil
+	}
+	f, err := os.Open(filepath.Clean(name))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	return compileIgnore(f, "core.excludesFile", "")
+}
+
+// dir returns the memoised answer for the directory d ("" for the top).
+func (s *ignoreStack) dir(root *jail.Root, d string) *gitDir {
+	s.mu.Lock()
+	g, ok := s.dirs[d]
+	s.mu.Unlock()
+	if ok {
+		return g
+	}
+	g = &gitDir{}
+	if d != "" {
+		parent := s.dir(root, parentOf(d))
+		if parent.excludedBy != nil {
+			g.excludedBy = parent.excludedBy
+		} else if h := s.lookup(root, d, true, parentOf(d)); h != nil && !h.negated {
+			g.excludedBy = h
+		}
+	}
+	if g.excludedBy == nil {
+		name := ".gitignore"
+		if d != "" {
+			name = d + "/.gitignore"
+		}
+		g.list = readIgnoreFile(root, name, name, d)
+	}
+	s.mu.Lock()
+	if len(s.dirs) >= memoLimit {
+		clear(s.dirs)
+	}
+	s.dirs[d] = g
+	s.mu.Unlock()
+	return g
+}
+
+// lookup finds the line deciding p, a path in the directory parent, among
+// the .gitignore files of parent and its ancestors (deepest first), then
+// info/exclude and the global file.
+func (s *ignoreStack) lookup(root *jail.Root, p string, isDir bool, parent string) *ignoreHit {
+	for d := parent; ; d = parentOf(d) {
+		if l := s.dir(root, d).list; l != nil {
+			sub := p
+			if d != "" {
+				sub = p[len(d)+1:]
+			}
+			if matched, negated, line := l.m.MatchSelf(sub, isDir); matched {
+				return &ignoreHit{list: l, line: line, negated: negated}
+			}
+		}
+		if d == "" {
+			break
+		}
+	}
+	for _, l := range []*ignoreList{s.info, s.global} {
+		if l == nil {
+			continue
+		}
+		if matched, negated, line := l.m.MatchSelf(p, isDir); matched {
+			return &ignoreHit{list: l, line: line, negated: negated}
+		}
+	}
+	return nil
+}
+
+// ignored reports whether git's ignore rules exclude p (clean, relative to
+// the repository's top, not "."), and the deciding line.
+func (s *ignoreStack) ignored(root *jail.Root, p string, isDir bool) (bool, *ignoreHit) {
+	parent := s.dir(root, parentOf(p))
+	if parent.excludedBy != nil {
+		return true, parent.excludedBy
+	}
+	h := s.lookup(root, p, isDir, parentOf(p))
+	if h == nil || h.negated {
+		return false, nil
+	}
+	return true, h
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}
