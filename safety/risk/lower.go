@@ -113,15 +113,15 @@ func placeholdersOnly(rel string, data []byte) bool {
 }
 
 // jsonPlaceholders walks a decoded JSON value: every string must be a
-// placeholder (keys included: a key must not look like a secret), null
-// and booleans are not values; numbers are not placeholders. n counts the
-// placeholder strings.
+// placeholder (a key must not look like a secret), null is an empty value;
+// numbers and booleans are not placeholders. n counts the placeholder
+// strings.
 func jsonPlaceholders(v any, depth int) (n int, ok bool) {
 	if depth > 16 {
 		return 0, false
 	}
 	switch t := v.(type) {
-	case nil, bool:
+	case nil:
 		return 0, true
 	case string:
 		return 1, placeholderValue(t)
@@ -219,9 +219,18 @@ func scalarValue(v, format string) (string, bool) {
 	return v, true
 }
 
-// placeholderLike are values that stand for a secret in templates and
-// docs: "your-api-key-here", "replace-me", "xxxx-xxxx", "****".
-var placeholderLike = regexp.MustCompile(`(?i)^(?:your[-_ a-z0-9]*|(?:insert|put|enter|add)[-_ ][-_ a-z0-9]*|replace[-_ ]?me|fill[-_ ]?me[-_ ]?in|to[-_ ]?be[-_ ]?filled|x{3,}(?:[-_]x+)*|\*{3,}|\.{3}|<.*>|\$\(.*\)|%[A-Za-z_]+%)$`)
+// placeholderLike are the values that stand for a secret in templates
+// and docs: a variable reference (${VAR}, $VAR, {{ var }}), an
+// angle-bracketed name (<api-key>), "changeme" and its kin, a run of at
+// least three x's, stars or dots, and "your-api-key-here" phrases. Short
+// values ("x", "1") and plausible weak passwords ("password", "test") are
+// not placeholders: they may be the real thing.
+var placeholderLike = regexp.MustCompile(`(?i)^(?:` +
+	`\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{[^{}]*\}\}|%[A-Za-z_][A-Za-z0-9_]*%|<[^<>]+>|` +
+	`x{3,}(?:[-_]x+)*|\*{3,}|\.{3,}|` +
+	`change[-_]?me|change[-_]?this|replace[-_]?me|fill[-_]?me[-_]?in|to[-_]?be[-_]?filled|todo|tbd|fixme|placeholder|redacted|\[redacted\]|` +
+	`your[-_ ][-_ a-z0-9]*|your[a-z]*(?:key|secret|token|password|here|id)|(?:insert|put|enter|add)[-_ ][-_ a-z0-9]*` +
+	`)$`)
 
 // vendorExamples are the example credentials of vendors' documentation,
 // published so that they can be pasted into examples; none of them grants
@@ -246,5 +255,5 @@ var awsExample = regexp.MustCompile(`^(?:(?:AKIA|ASIA)[A-Z0-9]{8,12}EXAMPLE|[A-Z
 // documented example key.
 func placeholderValue(v string) bool {
 	v = strings.TrimSpace(v)
-	return v == "" || isPlaceholder(v) || placeholderLike.MatchString(v) || vendorExamples[v] || awsExample.MatchString(v)
+	return v == "" || placeholderLike.MatchString(v) || vendorExamples[v] || awsExample.MatchString(v)
 }
