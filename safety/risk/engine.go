@@ -532,6 +532,7 @@ func describe(rel string, isDir bool, ms []match, findings []Finding, scanned, b
 			addReason(f.Reason())
 		}
 	}
+	lowerForPlaceholders(&md, findings)
 	if md.SuggestedAction == "" {
 		md.SuggestedAction = CarefulEdit
 	}
@@ -611,6 +612,9 @@ func (e *Engine) Classify(root *jail.Root, rel string) (Descriptor, error) {
 			return Descriptor{}, err
 		}
 		findings, binary = scanContent(e.secrets, rel, data)
+		if !binary && int64(len(data)) == fi.Size && st.lowering() {
+			findings = withPlaceholderProof(rel, data, findings)
+		}
 		scanned = true
 	}
 	d = st.describe(rel, isDir, findings, scanned, binary)

@@ -97,8 +97,9 @@ type PackInfo struct {
 
 // ruleFile is the TOML document.
 type ruleFile struct {
-	Pack PackInfo `toml:"pack"`
-	Rule []Rule   `toml:"rule"`
+	Pack    PackInfo    `toml:"pack"`
+	Content ContentInfo `toml:"content"`
+	Rule    []Rule      `toml:"rule"`
 }
 
 // Limits on rule files, so a project-local file cannot make classification
@@ -117,6 +118,8 @@ type RuleSet struct {
 	Source string
 	// Info is the file's [pack] table.
 	Info PackInfo
+	// Content is the file's [content] table (placeholder lowering).
+	Content ContentInfo
 	// Rules are the file's rules in file order.
 	Rules []Rule
 
@@ -141,7 +144,7 @@ func ParseRules(source string, data []byte) (*RuleSet, error) {
 	if len(f.Rule) > maxRules {
 		return nil, invalid(source, fmt.Sprintf("more than %d rules", maxRules))
 	}
-	rs := &RuleSet{Source: source, Info: f.Pack, Rules: f.Rule}
+	rs := &RuleSet{Source: source, Info: f.Pack, Content: f.Content, Rules: f.Rule}
 	var lines [len(categories)][]string
 	for i := range rs.Rules {
 		r := &rs.Rules[i]
@@ -151,8 +154,8 @@ func ParseRules(source string, data []byte) (*RuleSet, error) {
 			return nil, invalid(source, where+": pattern is empty")
 		case len(r.Pattern) > maxPatternLen:
 			return nil, invalid(source, where+": pattern is longer than 1024 bytes")
-		case strings.ContainsAny(r.Pattern, "\n\r\x00"):
-			return nil, invalid(source, where+": pattern holds a line break or NUL byte")
+		case strings.ContainsAny(r.Pattern, "\n\x00"):
+			return nil, invalid(source, where+": pattern holds a newline or NUL byte")
 		case strings.HasPrefix(r.Pattern, "#"):
 			return nil, invalid(source, where+`: a pattern starting with "#" is a comment and matches nothing; write "\#" for a literal #`)
 		case r.Category.rank() < 0:
@@ -168,7 +171,7 @@ func ParseRules(source string, data []byte) (*RuleSet, error) {
 			r.SuggestedAction = defaultAction(r.Category)
 		}
 		k := r.Category.rank()
-		lines[k] = append(lines[k], r.Pattern)
+		lines[k] = append(lines[k], patternLine(r.Pattern))
 		rs.index[k] = append(rs.index[k], i)
 	}
 	for _, m := range f.Pack.Markers {
@@ -187,6 +190,18 @@ func ParseRules(source string, data []byte) (*RuleSet, error) {
 		rs.cats[k] = m
 	}
 	return rs, nil
+}
+
+// patternLine turns a rule's pattern into the gitignore line that means
+// it. A carriage return is an ordinary byte of a pattern, as git accepts
+// it (macOS's template matches "Icon\r" files with "Icon[\r]"), but a
+// gitignore line loses one final "\r" as its line end; a pattern ending
+// in "\r" gets one more so that the pattern keeps its own.
+func patternLine(p string) string {
+	if strings.HasSuffix(p, "\r") {
+		return p + "\r"
+	}
+	return p
 }
 
 func validAction(a Action) bool {

@@ -20,7 +20,9 @@ import (
 type Finding struct {
 	// Line is 1-based; 0 for whole-file findings (keyword density).
 	Line int `json:"line"`
-	// Kind is "secret", "credential", "header" or "keywords".
+	// Kind is "secret", "credential", "header", "keywords" or, for a
+	// whole key/value file whose every value is a placeholder (the proof
+	// that lowers a RISK-by-name file), "placeholders".
 	Kind string `json:"kind"`
 	// Label is the human words: "PostgreSQL connection string with a password".
 	Label string `json:"label"`

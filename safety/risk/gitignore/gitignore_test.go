@@ -211,3 +211,34 @@ func ExampleMatcher_Match() {
 	// false 3
 	// true 2
 }
+
+// TestCarriageReturnInPatterns: git strips one "\r" at the end of a line
+// and keeps any other; macOS's template matches "Icon\r" files with
+// "Icon[\r]" (older versions with "Icon\r\r").
+func TestCarriageReturnInPatterns(t *testing.T) {
+	cases := []struct {
+		name, line, path string
+		want             bool
+	}{
+		{"class holding CR matches Icon CR", "Icon[\r]", "Icon\r", true},
+		{"class holding CR misses plain Icon", "Icon[\r]", "Icon", false},
+		{"two trailing CRs keep one", "Icon\r\r", "Icon\r", true},
+		{"two trailing CRs miss plain Icon", "Icon\r\r", "Icon", false},
+		{"one trailing CR is the line end", "Icon\r", "Icon", true},
+		{"CR inside a pattern is literal", "a\rb", "a\rb", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := Compile([]string{".DS_Store", c.line})
+			if err != nil {
+				t.Fatalf("Compile refused %q: %v", c.line, err)
+			}
+			if got, _ := m.Match(c.path, false); got != c.want {
+				t.Errorf("Match(%q) with %q = %v, want %v", c.path, c.line, got, c.want)
+			}
+			if got, _ := m.Match(".DS_Store", false); !got {
+				t.Error(".DS_Store is no longer excluded")
+			}
+		})
+	}
+}
