@@ -111,8 +111,9 @@ func formatTime(t time.Time) string {
 
 // clone returns a deep copy, so cached descriptors are never shared.
 func (d Descriptor) clone() Descriptor {
-	d.Metadata.Reasons = append([]string(nil), d.Metadata.Reasons...)
-	d.Metadata.MatchedRules = append([]MatchedRule(nil), d.Metadata.MatchedRules...)
+	// Never nil: an empty list is [] in JSON on every read, cached or not.
+	d.Metadata.Reasons = append(make([]string, 0, len(d.Metadata.Reasons)), d.Metadata.Reasons...)
+	d.Metadata.MatchedRules = append(make([]MatchedRule, 0, len(d.Metadata.MatchedRules)), d.Metadata.MatchedRules...)
 	if d.Metadata.Git != nil {
 		g := *d.Metadata.Git
 		d.Metadata.Git = &g

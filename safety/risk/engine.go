@@ -101,7 +101,7 @@ func NewEngine(opts Options) (*Engine, error) {
 		}
 	}
 	e := &Engine{opts: opts, log: log, builtin: builtin, secrets: secrets, roots: map[string]*rootState{}, cache: map[cacheKey]Descriptor{}}
-	ops, err := loadOperatorFiles(opts.RuleFiles)
+	ops, err := loadOperatorFiles(opts.RuleFiles, log)
 	if err != nil {
 		return nil, err
 	}
@@ -111,8 +111,9 @@ func NewEngine(opts Options) (*Engine, error) {
 }
 
 // loadOperatorFiles reads and parses every operator file; the first
-// failure is returned.
-func loadOperatorFiles(files []string) ([]*RuleSet, error) {
+// failure is returned. A rule refused alone is logged; the rest of its
+// file applies.
+func loadOperatorFiles(files []string, log *slog.Logger) ([]*RuleSet, error) {
 	var sets []*RuleSet
 	for i, f := range files {
 		src := "operator:" + filepath.Base(f)
@@ -126,6 +127,9 @@ func loadOperatorFiles(files []string) ([]*RuleSet, error) {
 			return nil, err
 		}
 		rs.tier, rs.order = 1, i
+		for _, n := range rs.notes() {
+			log.Warn("operator risk rule refused; the rest of the file applies", "file", src, "reason", n)
+		}
 		sets = append(sets, rs)
 	}
 	return sets, nil
@@ -156,7 +160,7 @@ func (e *Engine) Version() uint64 { return e.version.Load() }
 func (e *Engine) Reload() error {
 	e.reloadMu.Lock()
 	defer e.reloadMu.Unlock()
-	sets, err := loadOperatorFiles(e.opts.RuleFiles)
+	sets, err := loadOperatorFiles(e.opts.RuleFiles, e.log)
 	if err != nil {
 		e.log.Warn("risk rules not reloaded; keeping the last good rules", "version", e.version.Load(), "reason", result.Reason(err))
 		if e.opts.OnReload != nil {
@@ -210,6 +214,7 @@ type rootState struct {
 	sets          []*RuleSet
 	flat          []flatMatcher
 	packs         []string
+	projNotes     []string // what was refused in the project file (rules_refused.go)
 	// set asks every flat matcher at once (same order as flat): one
 	// look-up of a base name in an index shared by all of them.
 	set *gitignore.Set
@@ -278,7 +283,8 @@ func (e *Engine) state(key string, open func() (*jail.Root, func(), error)) *roo
 		}
 	}
 	if err == nil && ps.exists {
-		if proj := e.loadProject(root, ps); proj != nil {
+		var proj *RuleSet
+		if proj, st.projNotes = e.loadProject(root, ps); proj != nil {
 			st.sets = append(st.sets, proj)
 			st.packs = append(st.packs, proj.Source)
 		}
@@ -304,17 +310,18 @@ func (e *Engine) state(key string, open func() (*jail.Root, func(), error)) *roo
 
 // loadProject reads the root's .bastion-risk.toml. A broken project file
 // is logged and skipped: it can only add rules, so skipping it is the
-// conservative answer.
-func (e *Engine) loadProject(root *jail.Root, ps stamp) *RuleSet {
+// conservative answer. A rule refused alone is logged and the rest
+// applies. The notes say what was refused, for the file's descriptor.
+func (e *Engine) loadProject(root *jail.Root, ps stamp) (*RuleSet, []string) {
 	src := "project:" + ProjectFile
 	if !ps.isRegular {
 		e.log.Warn("project risk rules skipped: not a regular file", "file", ProjectFile)
-		return nil
+		return nil, nil
 	}
 	f, err := root.OpenFile(ProjectFile)
 	if err != nil {
 		e.log.Warn("project risk rules skipped: unreadable", "file", ProjectFile, "reason", result.Reason(err))
-		return nil
+		return nil, []string{"this rule file is refused whole: " + result.Reason(err)}
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxRuleFileBytes+1))
@@ -327,10 +334,14 @@ func (e *Engine) loadProject(root *jail.Root, ps stamp) *RuleSet {
 	}
 	if err != nil {
 		e.log.Warn("project risk rules skipped", "file", ProjectFile, "reason", result.Reason(err))
-		return nil
+		return nil, []string{"this rule file is refused whole: " + result.Reason(err)}
 	}
 	rs.tier = 2
-	return rs
+	notes := rs.notes()
+	for _, n := range notes {
+		e.log.Warn("project risk rule refused; the rest of the file applies", "file", ProjectFile, "reason", n)
+	}
+	return rs, notes
 }
 
 // rootNames lists the names at the top of a root (for marker detection).
@@ -486,7 +497,9 @@ func sortMatches(ms []match) {
 
 // describe builds the descriptor from rule matches and content findings.
 func (st *rootState) describe(rel string, isDir bool, findings []Finding, scanned, binary bool) Descriptor {
-	return describe(rel, isDir, st.matches(rel, isDir), findings, scanned, binary)
+	d := describe(rel, isDir, st.matches(rel, isDir), findings, scanned, binary)
+	st.projectNotes(rel, &d.Metadata)
+	return d
 }
 
 func describe(rel string, isDir bool, ms []match, findings []Finding, scanned, binary bool) Descriptor {

@@ -222,32 +222,60 @@ func TestEcosystemPackFollowsMarkerFile(t *testing.T) {
 	}
 }
 
+// TestRuleFileDecodingIsStrict: a rule that is invalid is refused alone,
+// naming its line and reason, and the file's other rule still applies; a
+// file that is not a rule file at all (not TOML, unknown top-level key,
+// bad marker) is refused whole.
 func TestRuleFileDecodingIsStrict(t *testing.T) {
-	cases := map[string]string{
-		"unknown key":     "[[rule]]\npattern = \"a\"\ncategory = \"RISK\"\nreason = \"r\"\nseverity = 3\n",
-		"bad category":    "[[rule]]\npattern = \"a\"\ncategory = \"RISKY\"\nreason = \"r\"\n",
-		"bad action":      "[[rule]]\npattern = \"a\"\ncategory = \"RISK\"\nreason = \"r\"\nsuggested_action = \"DELETE\"\n",
-		"missing reason":  "[[rule]]\npattern = \"a\"\ncategory = \"RISK\"\n",
-		"empty pattern":   "[[rule]]\npattern = \"\"\ncategory = \"RISK\"\nreason = \"r\"\n",
-		"comment pattern": "[[rule]]\npattern = \"#x\"\ncategory = \"RISK\"\nreason = \"r\"\n",
-		"wrong type":      "[[rule]]\npattern = \"a\"\ncategory = \"RISK\"\nreason = \"r\"\npriority = \"high\"\n",
-		"not toml":        "[[rule]\n",
-		"unknown top key": "rules = 1\n",
-		"bad marker glob": "[pack]\nmarkers = [\"[\"]\n",
-		"newline pattern": "[[rule]]\npattern = \"a\\nb\"\ncategory = \"RISK\"\nreason = \"r\"\n",
+	const good = "[[rule]]\npattern = \"keep\"\ncategory = \"RISK\"\nreason = \"kept\"\n"
+	perRule := []struct{ name, rule, why string }{
+		{"unknown key", "pattern = \"a\"\ncategory = \"RISK\"\nreason = \"r\"\nseverity = 3\n", `unknown key "severity"`},
+		{"bad category", "pattern = \"a\"\ncategory = \"RISKY\"\nreason = \"r\"\n", `category "RISKY" is not RISK, VALUE or IGNORE`},
+		{"bad action", "pattern = \"a\"\ncategory = \"RISK\"\nreason = \"r\"\nsuggested_action = \"DELETE\"\n", `suggested_action "DELETE" is not`},
+		{"missing reason", "pattern = \"a\"\ncategory = \"RISK\"\n", "reason is required"},
+		{"empty pattern", "pattern = \"\"\ncategory = \"RISK\"\nreason = \"r\"\n", "pattern is empty"},
+		{"comment pattern", "pattern = \"#x\"\ncategory = \"RISK\"\nreason = \"r\"\n", "is a comment"},
+		{"wrong type", "pattern = \"a\"\ncategory = \"RISK\"\nreason = \"r\"\npriority = \"high\"\n", "priority is not an integer"},
+		{"pattern not a string", "pattern = 1\ncategory = \"RISK\"\nreason = \"r\"\n", "pattern is not a string"},
+		{"newline pattern", "pattern = \"a\\nb\"\ncategory = \"RISK\"\nreason = \"r\"\n", "newline or NUL"},
+		{"NUL pattern", "pattern = \"a\\u0000b\"\ncategory = \"RISK\"\nreason = \"r\"\n", "newline or NUL"},
+		{"long reason", "pattern = \"a\"\ncategory = \"RISK\"\nreason = \"" + strings.Repeat("r", 501) + "\"\n", "reason is longer than 500 bytes"},
 	}
-	for name, doc := range cases {
-		t.Run(name, func(t *testing.T) {
-			_, err := ParseRules("operator:x.toml", []byte(doc))
+	for _, c := range perRule {
+		t.Run("rule/"+c.name, func(t *testing.T) {
+			// The bad rule's header is on line 6, after the good rule and a blank line.
+			rs, err := ParseRules("operator:x.toml", []byte(good+"\n[[rule]]\n"+c.rule))
+			if err != nil {
+				t.Fatalf("the whole file was refused: %v", err)
+			}
+			if len(rs.Rules) != 1 || rs.Rules[0].Pattern != "keep" {
+				t.Errorf("accepted rules %+v, want only the good one", rs.Rules)
+			}
+			if len(rs.Refused) != 1 || rs.Refused[0].Line != 6 || rs.Refused[0].Index != 2 || !strings.Contains(rs.Refused[0].Reason, c.why) {
+				t.Fatalf("refused %+v, want rule 2 on line 6: %s", rs.Refused, c.why)
+			}
+			if m, _ := rs.cats[Risk.rank()].Match("keep", false); !m {
+				t.Error("the good rule does not match")
+			}
+			if got := rs.notes()[0]; !strings.HasPrefix(got, "rule file operator:x.toml: line 6: rule 2 refused: ") {
+				t.Errorf("note %q", got)
+			}
+		})
+	}
+	whole := map[string]string{
+		"not toml":         "[[rule]\n",
+		"unknown top key":  "rules = 1\n",
+		"bad marker glob":  "[pack]\nmarkers = [\"[\"]\n",
+		"rule not a table": "rule = 1\n",
+	}
+	for name, doc := range whole {
+		t.Run("file/"+name, func(t *testing.T) {
+			_, err := ParseRules("operator:x.toml", []byte(doc+good))
 			var re *result.Error
 			if !errors.As(err, &re) || re.Code != result.InvalidRequest || !strings.Contains(re.Reason, "operator:x.toml") {
 				t.Errorf("%s: got %v, want INVALID_REQUEST naming the file", name, err)
 			}
 		})
-	}
-	_, err := ParseRules("operator:x.toml", []byte(cases["unknown key"]))
-	if !strings.Contains(err.Error(), `line 5: unknown key "rule.severity"`) {
-		t.Errorf("unknown key error does not say where: %v", err)
 	}
 }
 
@@ -255,7 +283,7 @@ func TestNewEngineRefusesMissingOrBrokenOperatorFile(t *testing.T) {
 	if _, err := NewEngine(Options{RuleFiles: []string{t.TempDir() + "/missing.toml"}}); result.CodeOf(err) != result.NotFound {
 		t.Errorf("missing operator file: %v", err)
 	}
-	bad := write(t, t.TempDir(), "bad.toml", "[[rule]]\npattern = 1\n")
+	bad := write(t, t.TempDir(), "bad.toml", "[[rule]\npattern = 1\n")
 	if _, err := NewEngine(Options{RuleFiles: []string{bad}}); result.CodeOf(err) != result.InvalidRequest {
 		t.Errorf("broken operator file: %v", err)
 	}

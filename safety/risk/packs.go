@@ -34,6 +34,9 @@ func builtinPacks() ([]*RuleSet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("built-in pack %s: %w", base, err)
 		}
+		if len(rs.Refused) > 0 {
+			return nil, fmt.Errorf("built-in pack %s: %s", base, rs.notes()[0])
+		}
 		if rs.Info.Name != "" && rs.Info.Name != base {
 			return nil, fmt.Errorf("built-in pack %s names itself %q", base, rs.Info.Name)
 		}

@@ -95,13 +95,6 @@ type PackInfo struct {
 	Markers []string `toml:"markers"`
 }
 
-// ruleFile is the TOML document.
-type ruleFile struct {
-	Pack    PackInfo    `toml:"pack"`
-	Content ContentInfo `toml:"content"`
-	Rule    []Rule      `toml:"rule"`
-}
-
 // Limits on rule files, so a project-local file cannot make classification
 // arbitrarily slow.
 const (
@@ -120,8 +113,10 @@ type RuleSet struct {
 	Info PackInfo
 	// Content is the file's [content] table (placeholder lowering).
 	Content ContentInfo
-	// Rules are the file's rules in file order.
+	// Rules are the file's accepted rules in file order.
 	Rules []Rule
+	// Refused are the file's rules refused alone, in file order.
+	Refused []RefusedRule
 
 	tier  int                                 // 0 built-in, 1 operator, 2 project
 	order int                                 // position among sets of the same tier
@@ -129,14 +124,18 @@ type RuleSet struct {
 	index [len(categories)][]int              // matcher line -> rule index
 }
 
-// ParseRules decodes and validates one rule file. Decoding is strict: an
-// unknown key, a wrong type, an unknown category or action, an empty
-// pattern or a missing reason is an error naming the rule.
+// ParseRules decodes and validates one rule file. A rule that is invalid
+// (unknown key, wrong type, unknown category or action, empty pattern, a
+// pattern holding a newline or NUL, missing reason, ...) is refused alone
+// and listed in Refused; the rest of the file applies. The whole file is
+// an error only when it is not valid TOML, is larger than 1 MiB, holds
+// more than 2000 rules, or its structure outside [[rule]] is wrong (an
+// unknown top-level key, a bad [pack] or [content] table or marker).
 func ParseRules(source string, data []byte) (*RuleSet, error) {
 	if len(data) > maxRuleFileBytes {
 		return nil, invalid(source, "the file is larger than 1 MiB")
 	}
-	var f ruleFile
+	var f rawFile
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
 		return nil, invalid(source, describeTOMLError(err))
@@ -144,40 +143,30 @@ func ParseRules(source string, data []byte) (*RuleSet, error) {
 	if len(f.Rule) > maxRules {
 		return nil, invalid(source, fmt.Sprintf("more than %d rules", maxRules))
 	}
-	rs := &RuleSet{Source: source, Info: f.Pack, Content: f.Content, Rules: f.Rule}
-	var lines [len(categories)][]string
-	for i := range rs.Rules {
-		r := &rs.Rules[i]
-		where := fmt.Sprintf("rule %d", i+1)
-		switch {
-		case strings.TrimSpace(r.Pattern) == "":
-			return nil, invalid(source, where+": pattern is empty")
-		case len(r.Pattern) > maxPatternLen:
-			return nil, invalid(source, where+": pattern is longer than 1024 bytes")
-		case strings.ContainsAny(r.Pattern, "\n\x00"):
-			return nil, invalid(source, where+": pattern holds a newline or NUL byte")
-		case strings.HasPrefix(r.Pattern, "#"):
-			return nil, invalid(source, where+`: a pattern starting with "#" is a comment and matches nothing; write "\#" for a literal #`)
-		case r.Category.rank() < 0:
-			return nil, invalid(source, fmt.Sprintf("%s: category %q is not RISK, VALUE or IGNORE", where, string(r.Category)))
-		case r.SuggestedAction != "" && !validAction(r.SuggestedAction):
-			return nil, invalid(source, fmt.Sprintf("%s: suggested_action %q is not READ_ONLY, CAREFUL_EDIT, SAFE_TO_IGNORE or CONSULT_HISTORY", where, string(r.SuggestedAction)))
-		case r.Reason == "" && !strings.HasPrefix(r.Pattern, "!"):
-			return nil, invalid(source, where+": reason is required (it is what the agent is told)")
-		case len(r.Reason) > maxReasonLen:
-			return nil, invalid(source, where+": reason is longer than 500 bytes")
-		}
-		if r.SuggestedAction == "" {
-			r.SuggestedAction = defaultAction(r.Category)
-		}
-		k := r.Category.rank()
-		lines[k] = append(lines[k], patternLine(r.Pattern))
-		rs.index[k] = append(rs.index[k], i)
-	}
 	for _, m := range f.Pack.Markers {
 		if _, err := path.Match(m, ""); err != nil || m == "" || strings.Contains(m, "/") {
 			return nil, invalid(source, fmt.Sprintf("marker %q is not a file-name pattern", m))
 		}
+	}
+	rs := &RuleSet{Source: source, Info: f.Pack, Content: f.Content}
+	at := ruleLines(data, len(f.Rule))
+	for i, t := range f.Rule {
+		r, why := ruleFromTable(t)
+		if why != "" {
+			ref := RefusedRule{Index: i + 1, Reason: why}
+			if at != nil {
+				ref.Line = at[i]
+			}
+			rs.Refused = append(rs.Refused, ref)
+			continue
+		}
+		rs.Rules = append(rs.Rules, r)
+	}
+	var lines [len(categories)][]string
+	for i, r := range rs.Rules {
+		k := r.Category.rank()
+		lines[k] = append(lines[k], patternLine(r.Pattern))
+		rs.index[k] = append(rs.index[k], i)
 	}
 	for k := range lines {
 		if len(lines[k]) == 0 {

@@ -106,7 +106,9 @@ func TestWatchKeepsLastGoodRulesOnBrokenEdit(t *testing.T) {
 	e := newEngine(t, Options{RuleFiles: []string{op}, OnReload: rl.hook})
 	startWatch(t, e)
 	v := e.Version()
-	saveByRename(t, op, "[[rule]]\npattern = \"*.beta\"\ncategory = \"RISKY\"\nreason = \"typo\"\n")
+	// Not TOML (a missing "]"): the whole file is refused. A rule that is
+	// merely invalid is refused alone (TestRuleFileDecodingIsStrict).
+	saveByRename(t, op, "[[rule]\npattern = \"*.beta\"\ncategory = \"RISK\"\nreason = \"typo\"\n")
 	if err := rl.wait(t); err == nil {
 		t.Fatal("a broken edit reloaded without error")
 	}
