@@ -111,9 +111,12 @@ func (s *Server) MCP() *server.MCPServer {
 }
 
 // Tools returns the tools with their handlers, one constructor each
-// (targets_tool.go, scan_tool.go, reclaim.go).
+// (targets_tool.go, scan_tool.go, reclaim.go), and the risk radar's
+// get_context_summary over the roots (mcpkit.ContextSummaryTool: a path is
+// absolute inside a root, or relative when there is one root, as in scan).
 func (s *Server) Tools() []server.ServerTool {
-	return []server.ServerTool{s.listTargetsTool(), s.scanTool(), s.reclaimTool()}
+	return []server.ServerTool{s.listTargetsTool(), s.scanTool(), s.reclaimTool(),
+		mcpkit.ContextSummaryTool(s.roots, s.radar, s.log)}
 }
 
 type noArgs struct{}
