@@ -24,8 +24,9 @@ type Options struct {
 	Audit     *audit.Log
 	Logger    *slog.Logger
 	Version   string
-	// Radar answers the file-context resource. When nil, New builds an
-	// engine with the built-in rule packs only.
+	// Radar answers the file-context resource and get_context_summary, and
+	// describes what inside each find is not IGNORABLE. When nil, New
+	// builds an engine with the built-in rule packs only.
 	Radar *risk.Engine
 	// Asker asks the person before a confirmed reclaim deletes, when
 	// Confirmer ([approval] reclaim) is approval.Human. Without an Asker the
