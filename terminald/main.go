@@ -75,7 +75,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return config.Exit(stderr, config.Fatalf("audit log %s: %s", logPath, result.Reason(err)))
 	}
 	defer alog.Close()
-	radar, err := risk.NewEngine(risk.Options{RuleFiles: pol.Radar.RuleFiles, ScanBytes: pol.Radar.ScanBytes, Patterns: pol.Redaction.Extras(), Logger: cli.Logger})
+	radar, err := risk.NewEngine(risk.Options{RuleFiles: pol.Radar.RuleFiles, ScanBytes: pol.Radar.ScanBytes,
+		SummaryMaxEntries: pol.Radar.SummaryMaxEntries, Patterns: pol.Redaction.Extras(), Logger: cli.Logger})
 	if err != nil {
 		return config.Exit(stderr, config.Fatalf("[radar] %s", result.Reason(err)))
 	}

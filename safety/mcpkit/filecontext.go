@@ -298,6 +298,12 @@ func uriOf(roots []*jail.Root, root *jail.Root, rel string) string {
 	return risk.URIFor(abs)
 }
 
+// SummaryMaxListed is how many items get_context_summary lists per list
+// (high risk, high value, ignorable) and per root: with paths of at most
+// PATH_MAX bytes an answer stays within a few hundred KiB per root, and
+// typically a few KiB.
+const SummaryMaxListed = 50
+
 // summaryArgs are get_context_summary's arguments. path is optional: an
 // empty path means every root, as no path does.
 type summaryArgs struct {
@@ -308,9 +314,15 @@ type summaryArgs struct {
 // a one-shot overview of a tree by the risk radar's rules — counts by
 // importance, the high-risk files with their reasons, the high-value areas,
 // and ignorable bulk summarised per area ("node_modules/: 48,112 files,
-// ignorable"). path is resolved like a file-context URI's path (relative
-// to roots[0], or absolute inside a root; escapes, symbolic links and
-// other mounts are refused); without it every root is summarised. The
+// ignorable"). path is absolute inside a root, or relative to the root
+// when there is exactly one (with several roots a relative path is
+// INVALID_REQUEST, as in sweepd's scan); escapes are PATH_ESCAPE, and
+// symbolic links and other mounts are refused; without it every root is
+// summarised. The answer is bounded: each of its three lists holds at
+// most SummaryMaxListed items per root (the rest are counted in
+// "omitted"), so its size does not grow with the tree. A cancelled call
+// (notifications/cancelled, or the client gone) stops the walk within
+// one directory listing and answers OPERATION_FAILED. The
 // detail is {"summaries": [risk.Summary + "root"]} and the reason is the
 // same overview as text. File content is not read: the summary is by rules
 // (names), and a file's content findings come from its file-context
@@ -325,11 +337,12 @@ func ContextSummaryTool(roots []*jail.Root, eng *risk.Engine, log *slog.Logger) 
 		"Overview of a directory tree by the risk radar, before you act on it: how many files are HIGH_RISK, HIGH_VALUE, NORMAL and IGNORABLE; "+
 			"the high-risk files (secrets, credentials, production config, migrations) with the reason for each and the suggested action; "+
 			"the high-value areas (core source, manifests); and the ignorable bulk summarised per area (dependencies, build output, caches, logs). "+
-			"path is a directory relative to the first root or absolute inside a root; omit it to summarise every root. "+
+			"path is a directory inside the server's roots: absolute, or relative when there is one root; omit it to summarise every root. "+
+			"Each list holds at most 50 items per root; the rest are counted. "+
 			"Classification is by rules on names; read the file-context://<path> resource of a file for its content findings. Changes nothing.",
 		Annotations{Title: "Summarise a tree's risk and value", ReadOnly: true, Idempotent: true},
 		json.RawMessage(`{"type":"object","properties":{`+
-			`"path":{"type":"string","description":"Directory to summarise: relative to the first root, or absolute inside a root. Omit for every root."}`+
+			`"path":{"type":"string","description":"Directory to summarise: absolute inside a root, or relative when there is exactly one root. Omit for every root."}`+
 			`},"additionalProperties":false}`))
 	cs := &contextSummary{roots: roots, eng: eng}
 	return server.ServerTool{Tool: tool, Handler: Handle("get_context_summary", log, cs.summarize)}
@@ -376,7 +389,7 @@ func (cs *contextSummary) summarize(ctx context.Context, req mcp.CallToolRequest
 			}
 		}
 		base := done
-		s, err := cs.eng.Summarize(t.root, t.rel, risk.SummaryLimits{Progress: func(entries, files, dirs int) {
+		s, err := cs.eng.Summarize(ctx, t.root, t.rel, risk.SummaryLimits{MaxListed: SummaryMaxListed, Progress: func(entries, files, dirs int) {
 			done = base + entries
 			progress(float64(done), 0, fmt.Sprintf("%d entries walked in %s: %d files, %d directories", entries, t.root.Path(), files, dirs))
 		}})
@@ -413,6 +426,11 @@ func (cs *contextSummary) targets(path string) ([]summaryTarget, error) {
 			ts = append(ts, summaryTarget{r, "."})
 		}
 		return ts, nil
+	}
+	if len(cs.roots) > 1 && !filepath.IsAbs(filepath.FromSlash(path)) {
+		// Like sweepd's scan: a relative path would silently pick one root.
+		return nil, result.New(result.InvalidRequest,
+			"with several roots, give an absolute path inside one of them: "+rootNames(cs.roots))
 	}
 	r, rel, err := resolve(cs.roots, path)
 	if err != nil {

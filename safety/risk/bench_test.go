@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -123,7 +124,7 @@ func BenchmarkSummaryVsWalk(b *testing.B) {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		s, err := e.Summarize(r, ".", SummaryLimits{})
+		s, err := e.Summarize(context.Background(), r, ".", SummaryLimits{})
 		if err != nil {
 			b.Fatal(err)
 		}

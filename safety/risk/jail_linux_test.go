@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -39,7 +40,7 @@ func TestClassifyAndSummaryDoNotEnterAnotherMount(t *testing.T) {
 	if _, err := e.Classify(r, "mnt/.env"); result.CodeOf(err) != result.PathEscape {
 		t.Fatalf("want PATH_ESCAPE for a file on another mount, got %v", err)
 	}
-	s, err := e.Summarize(r, ".", SummaryLimits{})
+	s, err := e.Summarize(context.Background(), r, ".", SummaryLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}

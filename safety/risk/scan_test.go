@@ -2,6 +2,7 @@ package risk
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -170,7 +171,7 @@ func TestCanarySecretsNeverReachDescriptorSummaryOrLog(t *testing.T) {
 		b, _ := json.Marshal(d)
 		out.Write(b)
 	}
-	s, err := e.Summarize(r, ".", SummaryLimits{})
+	s, err := e.Summarize(context.Background(), r, ".", SummaryLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}

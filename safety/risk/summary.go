@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -84,6 +85,7 @@ type area struct {
 }
 
 type walker struct {
+	ctx       context.Context
 	flat      []flatMatcher
 	set       *gitignore.Set
 	lim       SummaryLimits
@@ -105,8 +107,9 @@ type walker struct {
 // classifies every entry by rules. Files' content is not
 // read: use Classify on the files that matter. Directories a rule marks
 // (node_modules/, migrations/) are reported as one area with their file
-// count rather than file by file.
-func (e *Engine) Summarize(root *jail.Root, rel string, lim SummaryLimits) (*Summary, error) {
+// count rather than file by file. When ctx is cancelled the walk stops
+// within one directory listing and Summarize returns ErrSummaryCancelled.
+func (e *Engine) Summarize(ctx context.Context, root *jail.Root, rel string, lim SummaryLimits) (*Summary, error) {
 	rel, err := CleanRel(rel)
 	if err != nil {
 		return nil, err
@@ -129,7 +132,7 @@ func (e *Engine) Summarize(root *jail.Root, rel string, lim SummaryLimits) (*Sum
 	defer dir.Close()
 	s := &Summary{Path: rel, Counts: map[Importance]int{HighRisk: 0, HighValue: 0, Normal: 0, Ignorable: 0},
 		Omitted: map[Importance]int{}, Packs: append([]string(nil), st.packs...)}
-	w := &walker{flat: st.flat, set: st.set, lim: lim, s: s, loose: map[*Rule]*SummaryItem{}, items: map[Importance][]*SummaryItem{},
+	w := &walker{ctx: ctx, flat: st.flat, set: st.set, lim: lim, s: s, loose: map[*Rule]*SummaryItem{}, items: map[Importance][]*SummaryItem{},
 		scratch: make([]int32, len(st.flat))}
 	w.git = e.summaryGit(root, s)
 	// The starting directory carries its own and its ancestors' answers.
@@ -154,9 +157,16 @@ func (e *Engine) Summarize(root *jail.Root, rel string, lim SummaryLimits) (*Sum
 	if err := w.walk(dir, prefix, state); err != nil {
 		return nil, err
 	}
+	if ctx.Err() != nil {
+		return nil, ErrSummaryCancelled
+	}
 	w.finish()
 	return s, nil
 }
+
+// ErrSummaryCancelled is Summarize's answer when its context was
+// cancelled before the walk ended: no partial summary is returned.
+var ErrSummaryCancelled = result.New(result.OperationFailed, "the summary was cancelled before the walk ended; nothing was returned")
 
 func rootKey(r *jail.Root) string { return r.Path() }
 
@@ -215,6 +225,10 @@ func (w *walker) open(rel string, m *match) {
 // walk visits dir's entries in name order, under state (the rule matches
 // of dir and its ancestors), until MaxEntries is reached.
 func (w *walker) walk(dir *jail.Dir, prefix string, state []int32) error {
+	if w.ctx.Err() != nil {
+		w.truncated = true // unwinds the walk; Summarize reports the cancellation
+		return nil
+	}
 	ents, err := dir.ReadDir()
 	if err != nil {
 		return refusal(err)
@@ -226,6 +240,10 @@ func (w *walker) walk(dir *jail.Dir, prefix string, state []int32) error {
 			return nil
 		}
 		w.entries++
+		if w.entries%1024 == 0 && w.ctx.Err() != nil {
+			w.truncated = true
+			return nil
+		}
 		if w.lim.Progress != nil && w.entries%w.lim.ProgressEvery == 0 {
 			w.lim.Progress(w.entries, w.s.Files, w.s.Dirs)
 		}

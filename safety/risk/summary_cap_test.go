@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"context"
 	"fmt"
 	"testing"
 )
@@ -11,7 +12,7 @@ import (
 func TestSummaryCapFromEngineOptions(t *testing.T) {
 	root := t.TempDir()
 	genTree(t, root, 300, 3)
-	whole, err := newEngine(t, Options{}).Summarize(openRoot(t, root), ".", SummaryLimits{})
+	whole, err := newEngine(t, Options{}).Summarize(context.Background(), openRoot(t, root), ".", SummaryLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func TestSummaryCapFromEngineOptions(t *testing.T) {
 		{"past the tree", 10 * (whole.Files + whole.Dirs), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := newEngine(t, Options{SummaryMaxEntries: tc.cap}).Summarize(openRoot(t, root), ".", SummaryLimits{})
+			s, err := newEngine(t, Options{SummaryMaxEntries: tc.cap}).Summarize(context.Background(), openRoot(t, root), ".", SummaryLimits{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,7 +45,7 @@ func TestSummaryCapFromEngineOptions(t *testing.T) {
 		})
 	}
 	// SummaryLimits.MaxEntries still wins over the engine's cap.
-	s, err := newEngine(t, Options{SummaryMaxEntries: 1000}).Summarize(openRoot(t, root), ".", SummaryLimits{MaxEntries: 10})
+	s, err := newEngine(t, Options{SummaryMaxEntries: 1000}).Summarize(context.Background(), openRoot(t, root), ".", SummaryLimits{MaxEntries: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestSummaryProgress(t *testing.T) {
 	root := t.TempDir()
 	genTree(t, root, 300, 3)
 	var calls [][3]int
-	s, err := newEngine(t, Options{}).Summarize(openRoot(t, root), ".", SummaryLimits{ProgressEvery: 25,
+	s, err := newEngine(t, Options{}).Summarize(context.Background(), openRoot(t, root), ".", SummaryLimits{ProgressEvery: 25,
 		Progress: func(entries, files, dirs int) { calls = append(calls, [3]int{entries, files, dirs}) }})
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestSummaryHighRiskListIsBounded(t *testing.T) {
 	for i := range 40 {
 		write(t, root, fmt.Sprintf("k%02d/id_rsa", i), "")
 	}
-	s, err := newEngine(t, Options{}).Summarize(openRoot(t, root), ".", SummaryLimits{MaxListed: 5})
+	s, err := newEngine(t, Options{}).Summarize(context.Background(), openRoot(t, root), ".", SummaryLimits{MaxListed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,4 +96,47 @@ func TestSummaryHighRiskListIsBounded(t *testing.T) {
 			t.Fatalf("listed %d is %s, want %s (walk order)", i, it.Path, want)
 		}
 	}
+}
+
+// TestSummarizeStopsWhenCancelled: a context cancelled during the walk
+// stops it within one directory listing (not at the end of the tree), and
+// Summarize answers ErrSummaryCancelled with no partial summary; a context
+// cancelled before the call walks nothing.
+func TestSummarizeStopsWhenCancelled(t *testing.T) {
+	root := t.TempDir()
+	for d := range 40 {
+		for f := range 30 {
+			write(t, root, fmt.Sprintf("d%02d/f%02d.go", d, f), "package x\n")
+		}
+	}
+	t.Run("during the walk", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		last := 0
+		s, err := newEngine(t, Options{}).Summarize(ctx, openRoot(t, root), ".", SummaryLimits{ProgressEvery: 10,
+			Progress: func(entries, _, _ int) {
+				last = entries
+				if entries >= 50 {
+					cancel()
+				}
+			}})
+		if err != ErrSummaryCancelled || s != nil {
+			t.Fatalf("Summarize = %v, %v; want nil, ErrSummaryCancelled", s, err)
+		}
+		// Cancelled at 50 entries: at most the rest of one directory (31
+		// entries) is walked after that, of the tree's 1,240.
+		if last < 50 || last > 50+31 {
+			t.Fatalf("last progress at %d entries; want the walk stopped by 81", last)
+		}
+	})
+	t.Run("before the call", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		calls := 0
+		_, err := newEngine(t, Options{}).Summarize(ctx, openRoot(t, root), ".", SummaryLimits{ProgressEvery: 1,
+			Progress: func(int, int, int) { calls++ }})
+		if err != ErrSummaryCancelled || calls != 0 {
+			t.Fatalf("err %v after %d entries; want ErrSummaryCancelled after 0", err, calls)
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -24,7 +25,7 @@ func TestSummaryGroupsAreasAndListsRiskFiles(t *testing.T) {
 	write(t, root, "x.log", "")
 	write(t, root, "y.log", "")
 	e := newEngine(t, Options{})
-	s, err := e.Summarize(openRoot(t, root), ".", SummaryLimits{})
+	s, err := e.Summarize(context.Background(), openRoot(t, root), ".", SummaryLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestSummaryCountsAgreeWithClassifyPath(t *testing.T) {
 	root := t.TempDir()
 	genTree(t, root, 3000, 7)
 	e := newEngine(t, Options{})
-	s, err := e.Summarize(openRoot(t, root), ".", SummaryLimits{})
+	s, err := e.Summarize(context.Background(), openRoot(t, root), ".", SummaryLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestSummaryDoesNotFollowSymlinkedDirectory(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(root, "escape")); err != nil {
 		t.Fatal(err)
 	}
-	s, err := newEngine(t, Options{}).Summarize(openRoot(t, root), ".", SummaryLimits{})
+	s, err := newEngine(t, Options{}).Summarize(context.Background(), openRoot(t, root), ".", SummaryLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,14 +100,14 @@ func TestSummaryDoesNotFollowSymlinkedDirectory(t *testing.T) {
 func TestSummaryOfSubdirectoryKeepsAncestorRules(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "node_modules/a/b.js", "")
-	s, err := newEngine(t, Options{}).Summarize(openRoot(t, root), "node_modules/a", SummaryLimits{})
+	s, err := newEngine(t, Options{}).Summarize(context.Background(), openRoot(t, root), "node_modules/a", SummaryLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.Counts[Ignorable] != 1 {
 		t.Errorf("%+v", s)
 	}
-	if _, err := newEngine(t, Options{}).Summarize(openRoot(t, root), "../x", SummaryLimits{}); err == nil {
+	if _, err := newEngine(t, Options{}).Summarize(context.Background(), openRoot(t, root), "../x", SummaryLimits{}); err == nil {
 		t.Error("summary of a path outside the root accepted")
 	}
 }
@@ -114,7 +115,7 @@ func TestSummaryOfSubdirectoryKeepsAncestorRules(t *testing.T) {
 func TestSummaryStopsAtEntryLimit(t *testing.T) {
 	root := t.TempDir()
 	genTree(t, root, 200, 3)
-	s, err := newEngine(t, Options{}).Summarize(openRoot(t, root), ".", SummaryLimits{MaxEntries: 50, MaxListed: 2})
+	s, err := newEngine(t, Options{}).Summarize(context.Background(), openRoot(t, root), ".", SummaryLimits{MaxEntries: 50, MaxListed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,6 +122,9 @@ type findOut struct {
 	LastActivity string `json:"last_activity"`
 	Regenerate   string `json:"regenerate"`
 	Keep         bool   `json:"keep"`
+	// Radar is decoded into the server's own type: its fields are the
+	// wire names.
+	Radar *FindRadar `json:"radar"`
 }
 
 type scanOut struct {

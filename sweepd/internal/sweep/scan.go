@@ -21,6 +21,7 @@ type found struct {
 	keep         bool
 	size         int64
 	lastActivity time.Time
+	radar        *FindRadar // set for shown finds by radarAll
 }
 
 type walkOpts struct {

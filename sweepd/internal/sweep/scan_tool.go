@@ -21,7 +21,7 @@ import (
 // scanTool is scan: regenerable directories found inside the roots, changing nothing.
 func (s *Server) scanTool() server.ServerTool {
 	return server.ServerTool{Tool: mcpkit.NewTool("scan",
-		"Scan a directory inside the configured roots for regenerable build and dependency directories. Returns finds largest first, each with an id, its absolute path, kind, size on disk, the project's last activity, how to regenerate it, and keep=true when a .bastion-keep file protects it. Never follows symlinks, never crosses mounts, never enters .git. Changes nothing. Pass the ids to reclaim.",
+		"Scan a directory inside the configured roots for regenerable build and dependency directories. Returns finds largest first, each with an id, its absolute path, kind, size on disk, the project's last activity, how to regenerate it, and keep=true when a .bastion-keep file protects it, and radar: the risk radar's view of what inside the find is not ignorable (counts and up to 10 items with importance, suggested_action and reason, such as a .env inside node_modules). Never follows symlinks, never crosses mounts, never enters .git. Changes nothing. Pass the ids to reclaim.",
 		mcpkit.Annotations{Title: "Scan for reclaimable directories", ReadOnly: true, Idempotent: true},
 		json.RawMessage(`{"type":"object","properties":{`+
 			`"path":{"type":"string","description":"Directory to scan: absolute and inside a root, or relative to the root when there is exactly one. Omit to scan every root."},`+
@@ -51,6 +51,10 @@ type Find struct {
 	LastActivity string `json:"last_activity"`
 	Regenerate   string `json:"regenerate"`
 	Keep         bool   `json:"keep"`
+	// Radar is the risk radar's view of what inside the find is not
+	// IGNORABLE (a .env in a node_modules), bounded; null when its walk
+	// did not finish.
+	Radar *FindRadar `json:"radar"`
 }
 
 // errCancelled answers a scan whose client went away.
@@ -82,6 +86,10 @@ func (s *Server) scan(ctx context.Context, req mcp.CallToolRequest, a scanArgs) 
 	if truncated {
 		shown = matched[:s.maxFinds]
 	}
+	radarAll(ctx, s.radar, shown)
+	if ctx.Err() != nil {
+		return result.Fail("scan", errCancelled, nil, start)
+	}
 	finds := s.issue(shown)
 	progress(float64(dirs), float64(dirs), "done")
 	path, rootPath := "", ""
@@ -90,6 +98,9 @@ func (s *Server) scan(ctx context.Context, req mcp.CallToolRequest, a scanArgs) 
 		path = filepath.Join(rootPath, filepath.FromSlash(starts[0].rel))
 	}
 	reason := fmt.Sprintf("%d finds, %s reclaimable, %d directories walked", len(matched), human(total), dirs)
+	if n := riskyFinds(finds); n > 0 {
+		reason += fmt.Sprintf("; %d of the finds shown hold HIGH_RISK files (see each find's radar) that deleting would destroy", n)
+	}
 	if truncated {
 		reason += fmt.Sprintf("; showing the %d largest (raise min_size_mb or narrow path to see others)", s.maxFinds)
 	}
@@ -220,7 +231,7 @@ func (s *Server) issue(shown []*found) []Find {
 		}
 		finds = append(finds, Find{ID: id, Path: filepath.Join(f.root.Path(), filepath.FromSlash(f.rel)),
 			Kind: f.target.Kind, Ecosystem: f.target.Ecosystem, SizeBytes: f.size, LastActivity: la,
-			Regenerate: f.target.Regenerate, Keep: f.keep})
+			Regenerate: f.target.Regenerate, Keep: f.keep, Radar: f.radar})
 	}
 	return finds
 }

@@ -24,8 +24,9 @@ type Options struct {
 	Audit     *audit.Log
 	Logger    *slog.Logger
 	Version   string
-	// Radar answers the file-context resource. When nil, New builds an
-	// engine with the built-in rule packs only.
+	// Radar answers the file-context resource and get_context_summary, and
+	// describes what inside each find is not IGNORABLE. When nil, New
+	// builds an engine with the built-in rule packs only.
 	Radar *risk.Engine
 	// Asker asks the person before a confirmed reclaim deletes, when
 	// Confirmer ([approval] reclaim) is approval.Human. Without an Asker the
@@ -111,9 +112,12 @@ func (s *Server) MCP() *server.MCPServer {
 }
 
 // Tools returns the tools with their handlers, one constructor each
-// (targets_tool.go, scan_tool.go, reclaim.go).
+// (targets_tool.go, scan_tool.go, reclaim.go), and the risk radar's
+// get_context_summary over the roots (mcpkit.ContextSummaryTool: a path is
+// absolute inside a root, or relative when there is one root, as in scan).
 func (s *Server) Tools() []server.ServerTool {
-	return []server.ServerTool{s.listTargetsTool(), s.scanTool(), s.reclaimTool()}
+	return []server.ServerTool{s.listTargetsTool(), s.scanTool(), s.reclaimTool(),
+		mcpkit.ContextSummaryTool(s.roots, s.radar, s.log)}
 }
 
 type noArgs struct{}

@@ -57,6 +57,8 @@ func TestEveryToolDeclaresAllFourAnnotations(t *testing.T) {
 		"list_targets": {ReadOnly: true, Idempotent: true},
 		"scan":         {ReadOnly: true, Idempotent: true},
 		"reclaim":      {Destructive: true},
+		// The radar's overview, served by every server.
+		"get_context_summary": {ReadOnly: true, Idempotent: true},
 	}
 	toolsJSON := wireToolsListJSON(t, e.srv)
 	hints := mcpkittest.CheckAnnotations(t, toolsJSON)

@@ -72,7 +72,9 @@ const Instructions = "terminald runs single commands without a shell inside one 
 	"run_command returns stdout, stderr and the exit code, with secrets redacted and output capped. " +
 	"There is no shell: pipes, redirections, ;, &&, $VAR and globs are refused; quote arguments that contain such characters."
 
-// MCP builds the MCP server with exactly the tools of Tools.
+// MCP builds the MCP server with exactly the tools of Tools, and the risk
+// radar's file-context://{+path} resource template over the jail when the
+// radar is a *risk.Engine.
 func (s *Server) MCP() *server.MCPServer {
 	m := mcpkit.NewServer("terminald", s.o.Version, Instructions)
 	m.AddTools(s.Tools()...)
@@ -84,7 +86,12 @@ func (s *Server) MCP() *server.MCPServer {
 }
 
 // Tools returns the tools with their handlers, one constructor each
-// (run.go, explain.go).
+// (run.go, explain.go), and, when the radar is a *risk.Engine, its
+// get_context_summary over the jail (mcpkit.ContextSummaryTool).
 func (s *Server) Tools() []server.ServerTool {
-	return []server.ServerTool{s.runTool(), s.explainTool()}
+	tools := []server.ServerTool{s.runTool(), s.explainTool()}
+	if eng, ok := s.o.Radar.(*risk.Engine); ok && eng != nil {
+		tools = append(tools, mcpkit.ContextSummaryTool([]*jail.Root{s.o.Root}, eng, s.o.Logger))
+	}
+	return tools
 }

@@ -37,6 +37,8 @@ func TestEveryToolDeclaresAllFourAnnotations(t *testing.T) {
 	want := map[string]mcpkittest.Hints{
 		"run_command":     {Destructive: true},
 		"explain_command": {ReadOnly: true, Idempotent: true},
+		// The radar's overview, served by every server.
+		"get_context_summary": {ReadOnly: true, Idempotent: true},
 	}
 	for name, w := range want {
 		if hints[name] != w {

@@ -1,0 +1,75 @@
+package organizer
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/bastion-mcp/bastion/safety/config"
+	"github.com/bastion-mcp/bastion/safety/mcpkit"
+	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
+	"github.com/bastion-mcp/bastion/safety/risk"
+)
+
+// TestContextSummaryInOrganizerd: organizerd's get_context_summary over its
+// workspace: a path inside is summarised, one outside is PATH_ESCAPE, the
+// answer's lists are bounded, and a cancelled call stops the walk and
+// answers OPERATION_FAILED.
+func TestContextSummaryInOrganizerd(t *testing.T) {
+	e := newEnv(t, config.Organizer{})
+	for i := range 60 {
+		e.put(fmt.Sprintf("svc/k%02d/.env", i), "A=1\n")
+	}
+	for _, tc := range []struct {
+		name string
+		path any
+		code string
+	}{
+		{"the workspace", nil, "OK"},
+		{"relative inside", "svc", "OK"},
+		{"absolute inside", e.ws + "/svc", "OK"},
+		{"absolute outside", e.outside, "PATH_ESCAPE"},
+		{"dot-dot out", "../", "PATH_ESCAPE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := map[string]any{}
+			if tc.path != nil {
+				args["path"] = tc.path
+			}
+			if r := e.call("get_context_summary", args); r.Code != tc.code {
+				t.Fatalf("code %s (%s), want %s", r.Code, r.Reason, tc.code)
+			}
+		})
+	}
+	t.Run("bounded", func(t *testing.T) {
+		var d struct {
+			Summaries []risk.Summary `json:"summaries"`
+		}
+		e.call("get_context_summary", map[string]any{"path": "svc"}).DecodeDetail(t, &d)
+		if len(d.Summaries) != 1 || d.Summaries[0].Counts[risk.HighRisk] != 60 ||
+			len(d.Summaries[0].HighRisk) != mcpkit.SummaryMaxListed ||
+			d.Summaries[0].Omitted[risk.HighRisk] != 60-mcpkit.SummaryMaxListed {
+			t.Fatalf("summaries %+v: want 60 counted, %d listed, the rest omitted", d.Summaries, mcpkit.SummaryMaxListed)
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		tool := e.srv.MCP().GetTool("get_context_summary")
+		if tool == nil {
+			t.Fatal("organizerd does not serve get_context_summary")
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		var req mcp.CallToolRequest
+		req.Params.Name = "get_context_summary"
+		req.Params.Arguments = map[string]any{}
+		res, err := tool.Handler(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := mcpkittest.Parse(t, res); r.Code != "OPERATION_FAILED" {
+			t.Fatalf("cancelled call answered %s: %s", r.Code, r.Reason)
+		}
+	})
+}
