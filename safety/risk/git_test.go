@@ -2,6 +2,7 @@ package risk
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io/fs"
@@ -152,7 +153,7 @@ func TestGitIndexRefusals(t *testing.T) {
 			if d.Metadata.Git != nil || d.Metadata.Importance != HighRisk {
 				t.Fatalf("descriptor with a refused index: git %+v, importance %s", d.Metadata.Git, d.Metadata.Importance)
 			}
-			s, err := e.Summarize(root, ".", SummaryLimits{})
+			s, err := e.Summarize(context.Background(), root, ".", SummaryLimits{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -325,7 +326,7 @@ func TestGitDescriptorsAndSummary(t *testing.T) {
 			}
 		})
 	}
-	s, err := e.Summarize(root, ".", SummaryLimits{})
+	s, err := e.Summarize(context.Background(), root, ".", SummaryLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +361,7 @@ func TestNoGitFactsOutsideARepository(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := e.Summarize(root, ".", SummaryLimits{})
+	s, err := e.Summarize(context.Background(), root, ".", SummaryLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +394,7 @@ func BenchmarkSummaryGitVsWalk(b *testing.B) {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		s, err := e.Summarize(r, ".", SummaryLimits{})
+		s, err := e.Summarize(context.Background(), r, ".", SummaryLimits{})
 		if err != nil {
 			b.Fatal(err)
 		}
