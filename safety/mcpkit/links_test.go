@@ -154,7 +154,7 @@ func TestContextSummaryLinksHighRiskFiles(t *testing.T) {
 		want []string
 	}{
 		{"every-root", map[string]any{}, []string{".env", "deploy/server.pem", filepath.ToSlash(b) + "/.env"}},
-		{"sub-path", map[string]any{"path": "deploy"}, []string{"deploy/server.pem"}},
+		{"sub-path", map[string]any{"path": filepath.Join(a, "deploy")}, []string{"deploy/server.pem"}}, // several roots: absolute
 		{"second-root", map[string]any{"path": b}, []string{filepath.ToSlash(b) + "/.env"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
