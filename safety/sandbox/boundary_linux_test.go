@@ -22,6 +22,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -308,65 +309,59 @@ func bndHostAddr() string {
 	return ""
 }
 
-func TestAttackTCPToHostListener(t *testing.T) {
+// bndHostListeners listens on every host address a command could try
+// (loopback v4, this machine's other IPv4 address, loopback v6) with
+// listen, and returns the addresses with their counters.
+func bndHostListeners(t *testing.T, v4, v6 string, listen func(t *testing.T, network, addr string) (net.Addr, *bndCounter)) map[string]*bndCounter {
+	counts := map[string]*bndCounter{}
+	a, c := listen(t, v4, "127.0.0.1:0")
+	counts[a.String()] = c
+	if ip := bndHostAddr(); ip != "" {
+		a, c := listen(t, v4, "0.0.0.0:0")
+		_, port, _ := net.SplitHostPort(a.String())
+		counts[net.JoinHostPort(ip, port)] = c
+	}
+	if l, err := net.ListenPacket("udp6", "[::1]:0"); err == nil { // the host has IPv6 loopback
+		l.Close()
+		a, c := listen(t, v6, "[::1]:0")
+		counts[a.String()] = c
+	}
+	return counts
+}
+
+// bndHostListenerAttack runs the attack script's mode against every host
+// listener and requires that none was reached.
+func bndHostListenerAttack(t *testing.T, mode, v4, v6, what string, listen func(t *testing.T, network, addr string) (net.Addr, *bndCounter)) {
 	t.Parallel()
 	bndEachIsolation(t, func(t *testing.T, iso Isolation) {
 		b := newBndBox(t, iso)
+		counts := bndHostListeners(t, v4, v6, listen)
 		var targets []string
-		counts := map[string]*bndCounter{}
-		ln, c := bndListenStream(t, "tcp4", "127.0.0.1:0")
-		targets = append(targets, ln.Addr().String())
-		counts[ln.Addr().String()] = c
-		if ip := bndHostAddr(); ip != "" {
-			ln, c := bndListenStream(t, "tcp4", "0.0.0.0:0")
-			a := net.JoinHostPort(ip, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+		for a := range counts {
 			targets = append(targets, a)
-			counts[a] = c
 		}
-		if ln6, err := net.Listen("tcp6", "[::1]:0"); err == nil {
-			ln6.Close()
-			ln, c := bndListenStream(t, "tcp6", "[::1]:0")
-			targets = append(targets, ln.Addr().String())
-			counts[ln.Addr().String()] = c
-		}
-		b.run(t, b.py(t, "tcp", targets...))
-		b.mustHaveRun(t, b.jail, "tcp")
+		sort.Strings(targets)
+		b.run(t, b.py(t, mode, targets...))
+		b.mustHaveRun(t, b.jail, mode)
 		for a, c := range counts {
 			if n := c.count(); n != 0 {
-				t.Errorf("%s: the host listener %s accepted %d connection(s)\n%s", iso, a, n, b.transcript())
+				t.Errorf("%s: the host listener %s %s %d time(s)\n%s", iso, a, what, n, b.transcript())
 			}
 		}
 	})
 }
 
+func TestAttackTCPToHostListener(t *testing.T) {
+	bndHostListenerAttack(t, "tcp", "tcp4", "tcp6", "accepted a connection", func(t *testing.T, network, addr string) (net.Addr, *bndCounter) {
+		ln, c := bndListenStream(t, network, addr)
+		return ln.Addr(), c
+	})
+}
+
 func TestAttackUDPToHostListener(t *testing.T) {
-	t.Parallel()
-	bndEachIsolation(t, func(t *testing.T, iso Isolation) {
-		b := newBndBox(t, iso)
-		var targets []string
-		counts := map[string]*bndCounter{}
-		pc, c := bndListenPacket(t, "udp4", "127.0.0.1:0")
-		targets = append(targets, pc.LocalAddr().String())
-		counts[pc.LocalAddr().String()] = c
-		if ip := bndHostAddr(); ip != "" {
-			pc, c := bndListenPacket(t, "udp4", "0.0.0.0:0")
-			a := net.JoinHostPort(ip, strconv.Itoa(pc.LocalAddr().(*net.UDPAddr).Port))
-			targets = append(targets, a)
-			counts[a] = c
-		}
-		if pc6, err := net.ListenPacket("udp6", "[::1]:0"); err == nil {
-			pc6.Close()
-			pc, c := bndListenPacket(t, "udp6", "[::1]:0")
-			targets = append(targets, pc.LocalAddr().String())
-			counts[pc.LocalAddr().String()] = c
-		}
-		b.run(t, b.py(t, "udp", targets...))
-		b.mustHaveRun(t, b.jail, "udp")
-		for a, c := range counts {
-			if n := c.count(); n != 0 {
-				t.Errorf("%s: the host listener %s received %d datagram(s)\n%s", iso, a, n, b.transcript())
-			}
-		}
+	bndHostListenerAttack(t, "udp", "udp4", "udp6", "received a datagram", func(t *testing.T, network, addr string) (net.Addr, *bndCounter) {
+		pc, c := bndListenPacket(t, network, addr)
+		return pc.LocalAddr(), c
 	})
 }
 
