@@ -297,54 +297,46 @@ func TestMatchAgreesWithGitCheckIgnore(t *testing.T) {
 		negated  int
 		failures []string
 	)
-	sem := make(chan struct{}, runtime.NumCPU())
-	var wg sync.WaitGroup
-	for i, c := range cases {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			dir := filepath.Join(base, "case"+strconv.Itoa(i))
-			materialize(t, dir, c)
-			want := runGit(t, gitDir, dir, c.paths)
-			m, err := Compile(c.lines)
-			if err != nil {
-				t.Errorf("case %d: Compile: %v", i, err)
-				return
+	inParallel(len(cases), func(i int) {
+		c := cases[i]
+		dir := filepath.Join(base, "case"+strconv.Itoa(i))
+		materialize(t, dir, c)
+		want := runGit(t, gitDir, dir, c.paths)
+		m, err := Compile(c.lines)
+		if err != nil {
+			t.Errorf("case %d: Compile: %v", i, err)
+			return
+		}
+		// The walker's form: answers carried from each directory
+		// to its children through a Set.
+		carried := carry(NewSet(m), c.paths, c.isDir)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range c.paths {
+			w, ok := want[p]
+			if !ok {
+				failures = append(failures, fmt.Sprintf("case %d: git gave no answer for %q", i, p))
+				continue
 			}
-			// The walker's form: answers carried from each directory
-			// to its children through a Set.
-			carried := carry(NewSet(m), c.paths, c.isDir)
-			mu.Lock()
-			defer mu.Unlock()
-			for _, p := range c.paths {
-				w, ok := want[p]
-				if !ok {
-					failures = append(failures, fmt.Sprintf("case %d: git gave no answer for %q", i, p))
-					continue
-				}
-				pairs++
-				if w.excluded {
-					excluded++
-				} else if w.rule >= 0 {
-					negated++
-				}
-				gotEx, gotRule := m.Match(p, c.isDir[p])
-				if gotEx != w.excluded || gotRule != w.rule {
-					failures = append(failures, fmt.Sprintf(
-						"case %d: path %q (dir=%v): git says excluded=%v rule=%d, Match says excluded=%v rule=%d\npatterns:\n%s",
-						i, p, c.isDir[p], w.excluded, w.rule, gotEx, gotRule, quoteLines(c.lines)))
-				}
-				if wantSet := int32(w.rule); !w.excluded && carried[p][0] != -1 || w.excluded && carried[p][0] != wantSet {
-					failures = append(failures, fmt.Sprintf(
-						"case %d: path %q (dir=%v): git says excluded=%v rule=%d, Set.Child says %d\npatterns:\n%s",
-						i, p, c.isDir[p], w.excluded, w.rule, carried[p][0], quoteLines(c.lines)))
-				}
+			pairs++
+			if w.excluded {
+				excluded++
+			} else if w.rule >= 0 {
+				negated++
 			}
-		}()
-	}
-	wg.Wait()
+			gotEx, gotRule := m.Match(p, c.isDir[p])
+			if gotEx != w.excluded || gotRule != w.rule {
+				failures = append(failures, fmt.Sprintf(
+					"case %d: path %q (dir=%v): git says excluded=%v rule=%d, Match says excluded=%v rule=%d\npatterns:\n%s",
+					i, p, c.isDir[p], w.excluded, w.rule, gotEx, gotRule, quoteLines(c.lines)))
+			}
+			if wantSet := int32(w.rule); !w.excluded && carried[p][0] != -1 || w.excluded && carried[p][0] != wantSet {
+				failures = append(failures, fmt.Sprintf(
+					"case %d: path %q (dir=%v): git says excluded=%v rule=%d, Set.Child says %d\npatterns:\n%s",
+					i, p, c.isDir[p], w.excluded, w.rule, carried[p][0], quoteLines(c.lines)))
+			}
+		}
+	})
 	t.Logf("%d cases, %d (pattern list, path) pairs: %d excluded, %d re-included by a negation", nCases, pairs, excluded, negated)
 	if excluded < pairs/10 || negated < pairs/100 {
 		t.Errorf("corpus too weak: %d excluded, %d negated of %d", excluded, negated, pairs)
@@ -364,4 +356,21 @@ func quoteLines(lines []string) string {
 		fmt.Fprintf(&b, "  %d: %q\n", i, l)
 	}
 	return b.String()
+}
+
+// inParallel calls f(0) … f(n-1), as many at once as there are CPUs, and
+// returns when all have.
+func inParallel(n int, f func(i int)) {
+	sem := make(chan struct{}, runtime.NumCPU())
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			f(i)
+		}()
+	}
+	wg.Wait()
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -185,56 +184,48 @@ func TestMatchAgreesWithGitOnEveryTemplate(t *testing.T) {
 		pairs, excluded, failed int
 		failures                []string
 	)
-	sem := make(chan struct{}, runtime.NumCPU())
-	var wg sync.WaitGroup
-	for i, name := range files {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			data, err := os.ReadFile(filepath.Join(templateDir, filepath.FromSlash(name)))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			lines := templateLines(data)
-			m, err := Compile(lines)
-			if err != nil {
-				mu.Lock()
-				failures = append(failures, fmt.Sprintf("%s: Compile refused the template: %v", name, err))
-				mu.Unlock()
-				return
-			}
-			paths, isDir := templatePaths(lines)
-			dir := filepath.Join(base, "t"+strconv.Itoa(i))
-			materializeDirs(t, dir, data, paths, isDir)
-			want := runGit(t, gitDir, dir, paths)
-			carried := carry(NewSet(m), paths, isDir)
+	inParallel(len(files), func(i int) {
+		name := files[i]
+		data, err := os.ReadFile(filepath.Join(templateDir, filepath.FromSlash(name)))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		lines := templateLines(data)
+		m, err := Compile(lines)
+		if err != nil {
 			mu.Lock()
-			defer mu.Unlock()
-			for _, p := range paths {
-				w, ok := want[p]
-				if !ok {
-					failures = append(failures, fmt.Sprintf("%s: git gave no answer for %q", name, p))
-					continue
-				}
-				pairs++
-				if w.excluded {
-					excluded++
-				}
-				gotEx, gotRule := m.Match(p, isDir[p])
-				setOK := (!w.excluded && carried[p][0] == -1) || (w.excluded && carried[p][0] == int32(w.rule))
-				if gotEx != w.excluded || gotRule != w.rule || !setOK {
-					failed++
-					failures = append(failures, fmt.Sprintf(
-						"%s: path %q (dir=%v): git says excluded=%v line=%d; Match says excluded=%v line=%d; Set says %d",
-						name, p, isDir[p], w.excluded, w.rule+1, gotEx, gotRule+1, carried[p][0]+1))
-				}
+			failures = append(failures, fmt.Sprintf("%s: Compile refused the template: %v", name, err))
+			mu.Unlock()
+			return
+		}
+		paths, isDir := templatePaths(lines)
+		dir := filepath.Join(base, "t"+strconv.Itoa(i))
+		materializeDirs(t, dir, data, paths, isDir)
+		want := runGit(t, gitDir, dir, paths)
+		carried := carry(NewSet(m), paths, isDir)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range paths {
+			w, ok := want[p]
+			if !ok {
+				failures = append(failures, fmt.Sprintf("%s: git gave no answer for %q", name, p))
+				continue
 			}
-		}()
-	}
-	wg.Wait()
+			pairs++
+			if w.excluded {
+				excluded++
+			}
+			gotEx, gotRule := m.Match(p, isDir[p])
+			setOK := (!w.excluded && carried[p][0] == -1) || (w.excluded && carried[p][0] == int32(w.rule))
+			if gotEx != w.excluded || gotRule != w.rule || !setOK {
+				failed++
+				failures = append(failures, fmt.Sprintf(
+					"%s: path %q (dir=%v): git says excluded=%v line=%d; Match says excluded=%v line=%d; Set says %d",
+					name, p, isDir[p], w.excluded, w.rule+1, gotEx, gotRule+1, carried[p][0]+1))
+			}
+		}
+	})
 	t.Logf("%d templates, %d paths compared, %d excluded by git", len(files), pairs, excluded)
 	if pairs < 20000 || excluded < pairs/5 {
 		t.Errorf("corpus too weak: %d paths, %d excluded", pairs, excluded)
