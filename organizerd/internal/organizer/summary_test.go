@@ -1,11 +1,8 @@
 package organizer
 
 import (
-	"context"
 	"fmt"
 	"testing"
-
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/bastion-mcp/bastion/safety/config"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
@@ -55,20 +52,7 @@ func TestContextSummaryInOrganizerd(t *testing.T) {
 		}
 	})
 	t.Run("cancelled", func(t *testing.T) {
-		tool := e.srv.MCP().GetTool("get_context_summary")
-		if tool == nil {
-			t.Fatal("organizerd does not serve get_context_summary")
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		var req mcp.CallToolRequest
-		req.Params.Name = "get_context_summary"
-		req.Params.Arguments = map[string]any{}
-		res, err := tool.Handler(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r := mcpkittest.Parse(t, res); r.Code != "OPERATION_FAILED" {
+		if r := mcpkittest.CallCancelled(t, e.srv.MCP(), "get_context_summary", map[string]any{}); r.Code != "OPERATION_FAILED" {
 			t.Fatalf("cancelled call answered %s: %s", r.Code, r.Reason)
 		}
 	})

@@ -409,3 +409,23 @@ func Golden(t testing.TB, path string, got []byte) {
 			path, Diff(string(want), string(got)))
 	}
 }
+
+// CallCancelled calls the tool name of s directly, with a context already
+// cancelled (a client that gave up), and returns its result.
+func CallCancelled(t testing.TB, s *server.MCPServer, name string, args map[string]any) Result {
+	t.Helper()
+	tool := s.GetTool(name)
+	if tool == nil {
+		t.Fatalf("the server does not serve %s", name)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var req mcp.CallToolRequest
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := tool.Handler(ctx, req)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return Parse(t, res)
+}

@@ -1,13 +1,10 @@
 package terminal
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
@@ -62,24 +59,8 @@ func TestContextSummaryInTerminald(t *testing.T) {
 		}
 	})
 	t.Run("cancelled", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		var req mcp.CallToolRequest
-		req.Params.Name = "get_context_summary"
-		req.Params.Arguments = map[string]any{}
-		for _, tool := range e.srv.Tools() {
-			if tool.Tool.Name != "get_context_summary" {
-				continue
-			}
-			res, err := tool.Handler(ctx, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r := mcpkittest.Parse(t, res); r.Code != "OPERATION_FAILED" {
-				t.Fatalf("cancelled call answered %s: %s", r.Code, r.Reason)
-			}
-			return
+		if r := mcpkittest.CallCancelled(t, e.srv.MCP(), "get_context_summary", map[string]any{}); r.Code != "OPERATION_FAILED" {
+			t.Fatalf("cancelled call answered %s: %s", r.Code, r.Reason)
 		}
-		t.Fatal("terminald does not serve get_context_summary")
 	})
 }
