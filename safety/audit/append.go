@@ -17,7 +17,9 @@ import (
 // append writes one record and returns its seq. Every failure leaves the
 // file ending in a whole record (a partly written line is cut back) or
 // leaves this Log unsure of the file, so the next append re-reads it.
-func (l *Log) append(kind, action string, intent *string, code *result.Code, fields map[string]any) (int64, error) {
+// A lazy record is written before append returns and fsync'd in the
+// background (see OutcomeLazy).
+func (l *Log) append(kind, action string, intent *string, code *result.Code, fields map[string]any, lazy bool) (int64, error) {
 	if fields == nil {
 		fields = map[string]any{}
 	}
@@ -26,12 +28,17 @@ func (l *Log) append(kind, action string, intent *string, code *result.Code, fie
 	if l.closed {
 		return 0, errClosed
 	}
+	if err := l.lazyErr; err != nil {
+		// Reported once: the next record's own fsync proves the disk again.
+		l.lazyErr, l.known = nil, nil
+		return 0, fmt.Errorf("audit: an earlier record of %s could not be made durable: %w", l.path, err)
+	}
 	if err := fsx.Lock(l.lock); err != nil {
 		l.known = nil
 		return 0, fmt.Errorf("audit: lock %s.lock: %w", l.path, err)
 	}
 	defer fsx.Unlock(l.lock)
-	seq, err := l.appendLocked(record{Kind: kind, Server: l.server, Action: action, Intent: intent, Code: code, Fields: fields})
+	seq, err := l.appendLocked(record{Kind: kind, Server: l.server, Action: action, Intent: intent, Code: code, Fields: fields}, lazy)
 	if err != nil {
 		l.known = nil
 	}
@@ -40,7 +47,7 @@ func (l *Log) append(kind, action string, intent *string, code *result.Code, fie
 
 // appendLocked chains rec to the file's head and writes it; the caller
 // holds the lock and forgets what it knew of the file when this fails.
-func (l *Log) appendLocked(rec record) (int64, error) {
+func (l *Log) appendLocked(rec record, lazy bool) (int64, error) {
 	t, err := l.openTarget("open " + l.path)
 	if err != nil {
 		return 0, err
@@ -55,6 +62,8 @@ func (l *Log) appendLocked(rec record) (int64, error) {
 			return 0, err
 		}
 	}
+	// Only the record itself may be lazy, and not after a torn line.
+	t.lazy = lazy && prefix == nil
 	return l.writeRecord(t, prefix, rec)
 }
 
@@ -87,6 +96,7 @@ type target struct {
 	created bool // this append created the file
 	fi      fs.FileInfo
 	size    int64 // the file's size before the record
+	lazy    bool  // fsync the record in the background (OutcomeLazy)
 }
 
 // openTarget opens the log file (creating it if missing) and checks that it
@@ -205,11 +215,16 @@ func (l *Log) rotateIfFull(t *target, n int, prefixed bool) error {
 // writeLine writes line with one write(2), then fsyncs it; a file this
 // append created also needs its directory entry made durable. On failure a
 // partly written line is cut back, so the file still ends in a whole
-// record.
+// record. A lazy record of an existing file is fsync'd by syncLater.
 func (l *Log) writeLine(t *target, line []byte) error {
 	n, err := t.f.Write(line)
+	if err == nil && t.lazy && !t.created {
+		l.syncLater(t.f)
+		t.f = nil // syncLater closes it
+		return nil
+	}
 	if err == nil {
-		err = t.f.Sync()
+		err = syncFile(t.f)
 	}
 	if err == nil && t.created {
 		err = fsx.SyncDir(l.dir)
@@ -223,6 +238,30 @@ func (l *Log) writeLine(t *target, line []byte) error {
 		return fmt.Errorf("audit: write %s: %w", l.path, err)
 	}
 	return nil
+}
+
+// syncFile is (*os.File).Sync; a test replaces it to make an fsync fail.
+var syncFile = (*os.File).Sync
+
+// syncLater fsyncs f, holding a lazy record, in the background and closes
+// it. Close waits for it. A failure is kept and refuses the next record
+// once (AUDIT_UNAVAILABLE in closed mode): the record was written and read
+// back by every reader, but a power loss may take it.
+func (l *Log) syncLater(f *os.File) {
+	l.lazy.Add(1)
+	go func() {
+		defer l.lazy.Done()
+		err := syncFile(f)
+		f.Close()
+		if err == nil {
+			return
+		}
+		l.logger.Error("audit: a record written before the answer could not be fsync'd; the next record is refused once",
+			"server", l.server, "path", l.path, "error", err.Error())
+		l.mu.Lock()
+		l.lazyErr = err
+		l.mu.Unlock()
+	}()
 }
 
 // openFile opens the log for appending, creating it (0600) if missing. It

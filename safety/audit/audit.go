@@ -84,6 +84,10 @@ type Log struct {
 	// the file before the next record is chained.
 	known     fs.FileInfo
 	knownSize int64
+	// lazy counts the background fsyncs of lazy records still running;
+	// lazyErr is the failure of one, refusing the next record once.
+	lazy    sync.WaitGroup
+	lazyErr error
 }
 
 // Refusals and failures carried inside the errors this package returns.
@@ -260,7 +264,7 @@ func (l *Log) Path() string { return l.path }
 // "i-unrecorded-<random>": still unique, still accepted by Outcome, and
 // telling a reader of the outcome that its intent was never written.
 func (l *Log) Intent(action string, fields map[string]any) (string, error) {
-	seq, err := l.append(KindIntent, action, nil, nil, fields)
+	seq, err := l.append(KindIntent, action, nil, nil, fields, false)
 	if err == nil {
 		return intentID(seq), nil
 	}
@@ -278,7 +282,24 @@ func (l *Log) Intent(action string, fields map[string]any) (string, error) {
 // caller should still report it, and should not start another. In open mode
 // the failure goes to the logger and the error is nil.
 func (l *Log) Outcome(intentID, action string, code result.Code, fields map[string]any) error {
-	_, err := l.append(KindOutcome, action, &intentID, &code, fields)
+	return l.outcome(intentID, action, code, fields, false)
+}
+
+// OutcomeLazy is Outcome for an act whose crash recovery does not read the
+// audit log (organizerd's journal re-finds every move by identity): the
+// record is written, and so read by anyone who reads the log, before it
+// returns, and fsync'd in the background right away (or by the next
+// record's fsync, whichever comes first). A crash in that window may lose
+// the record, leaving its intent without an outcome, as a crash just
+// before Outcome would. A write that fails is cut back and refused as in
+// Outcome; a background fsync that fails refuses the next record once.
+// Close waits for the background fsyncs.
+func (l *Log) OutcomeLazy(intentID, action string, code result.Code, fields map[string]any) error {
+	return l.outcome(intentID, action, code, fields, true)
+}
+
+func (l *Log) outcome(intentID, action string, code result.Code, fields map[string]any, lazy bool) error {
+	_, err := l.append(KindOutcome, action, &intentID, &code, fields, lazy)
 	if err == nil {
 		return nil
 	}
@@ -294,7 +315,7 @@ func (l *Log) Outcome(intentID, action string, code result.Code, fields map[stri
 // a startup or a loaded configuration. Failures follow the fail mode as for
 // Intent.
 func (l *Log) Event(action string, fields map[string]any) error {
-	_, err := l.append(KindEvent, action, nil, nil, fields)
+	_, err := l.append(KindEvent, action, nil, nil, fields, false)
 	if err == nil {
 		return nil
 	}
@@ -306,9 +327,11 @@ func (l *Log) Event(action string, fields map[string]any) error {
 		"the audit log could not record the event ("+why(err)+")", err)
 }
 
-// Close releases the log. Later records fail as any failed write does
-// (AUDIT_UNAVAILABLE in closed mode). Close is idempotent.
+// Close waits for the background fsyncs of lazy records and releases the
+// log. Later records fail as any failed write does (AUDIT_UNAVAILABLE in
+// closed mode). Close is idempotent.
 func (l *Log) Close() error {
+	l.lazy.Wait()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {

@@ -155,6 +155,7 @@ func TestRecordFailsClosedWhenDiskFills(t *testing.T) {
 	}{
 		{"intent cut off part-way", false, func(l *Log) error { _, err := l.Intent("reclaim", big); return err }},
 		{"outcome cut off part-way", false, func(l *Log) error { return l.Outcome("i-1", "reclaim", result.OK, big) }},
+		{"lazy outcome cut off part-way", false, func(l *Log) error { return l.OutcomeLazy("i-1", "move_file", result.OK, big) }},
 		{"event cut off part-way", false, func(l *Log) error { return l.Event("tick", big) }},
 		{"first record of an empty log", true, func(l *Log) error { _, err := l.Intent("reclaim", nil); return err }},
 	}

@@ -101,7 +101,7 @@ func (s *Server) finish(action, intentID string, r result.OperationResult) resul
 		if m, ok := r.Detail.(map[string]any); ok {
 			fields["moved"] = m["moved"]
 		}
-		if err := s.o.Audit.Outcome(intentID, action, r.Code, fields); err != nil {
+		if err := s.o.Audit.OutcomeLazy(intentID, action, r.Code, fields); err != nil {
 			s.log.Error("audit outcome not recorded", "action", action)
 		}
 	}
