@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -33,7 +34,10 @@ var noOpenat2 atomic.Bool
 const guarantee = "openat2 anchored resolution: no symlinks, no escapes, no mount crossing; identity-checked fd-relative removal"
 
 // dirHandle is an open directory file descriptor.
-type dirHandle struct{ fd int }
+type dirHandle struct {
+	fd     int
+	listed bool // readDir moved the fd's offset: the next listing rewinds
+}
 
 // openCanonical opens the canonical root path with O_NOFOLLOW and stats it
 // through the fd.
@@ -44,7 +48,7 @@ func openCanonical(canon string, _ fs.FileInfo) (*Root, error) {
 	if err != nil {
 		return nil, result.Wrap(result.PolicyDenied, "the root cannot be opened", err)
 	}
-	d := &Dir{dirHandle: dirHandle{fd}, rel: "."}
+	d := &Dir{dirHandle: dirHandle{fd: fd}, rel: "."}
 	if d.info, err = statFd(fd, "."); err != nil {
 		unix.Close(fd)
 		return nil, result.Wrap(result.PolicyDenied, "the root cannot be examined", err)
@@ -63,7 +67,7 @@ func (r *Root) openDir(rel string) (*Dir, error) {
 		if err != nil {
 			return nil, mapErr(err)
 		}
-		return &Dir{dirHandle: dirHandle{fd}, rel: ".", info: r.dir.info}, nil
+		return &Dir{dirHandle: dirHandle{fd: fd}, rel: ".", info: r.dir.info}, nil
 	}
 	fd, err := r.openBeneath(rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
 	if err != nil {
@@ -75,7 +79,7 @@ func (r *Root) openDir(rel string) (*Dir, error) {
 		}
 		return nil, err
 	}
-	d := &Dir{dirHandle: dirHandle{fd}, rel: rel}
+	d := &Dir{dirHandle: dirHandle{fd: fd}, rel: rel}
 	if d.info, err = statFd(fd, filepath.Base(rel)); err != nil {
 		d.Close()
 		return nil, mapErr(err)
@@ -241,7 +245,7 @@ func (d *Dir) openDir(name string) (*Dir, error) {
 		}
 		return nil, mapErr(err)
 	}
-	c := &Dir{dirHandle: dirHandle{fd}, rel: Join(d.rel, name)}
+	c := &Dir{dirHandle: dirHandle{fd: fd}, rel: Join(d.rel, name)}
 	if c.info, err = statFd(fd, name); err != nil {
 		c.Close()
 		return nil, mapErr(err)
@@ -266,11 +270,16 @@ func (d *Dir) lstat(name string) (Info, error) {
 }
 
 func (d *Dir) readDir() ([]Entry, error) {
-	if _, err := unix.Seek(d.fd, 0, 0); err != nil {
-		return nil, mapErr(err)
+	if d.listed {
+		if _, err := unix.Seek(d.fd, 0, 0); err != nil {
+			return nil, mapErr(err)
+		}
 	}
+	d.listed = true
 	var out []Entry
-	buf := make([]byte, 32*1024)
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
+	buf := *bp
 	for {
 		n, err := retry(func() (int, error) { return unix.Getdents(d.fd, buf) })
 		if err != nil {
@@ -282,6 +291,10 @@ func (d *Dir) readDir() ([]Entry, error) {
 		out = parseDirents(buf[:n], out)
 	}
 }
+
+// direntBufs holds getdents buffers: a walk lists many directories, and a
+// fresh 32 KiB buffer for each was a measurable part of a scan.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32*1024); return &b }}
 
 // parseDirents decodes linux_dirent64 records.
 func parseDirents(b []byte, out []Entry) []Entry {
