@@ -26,8 +26,10 @@ type FindRadar struct {
 	Items []FindRadarItem `json:"items"`
 	// Omitted counts the items left out of Items by the cap.
 	Omitted int `json:"omitted"`
-	// Partial is true when the radar's walk of the find stopped at its
-	// entry cap ([radar] summary_max_entries): the counts are a floor.
+	// Partial is true when the radar's classification of the find stopped
+	// at its entry cap ([radar] summary_max_entries): the counts are a
+	// floor. The find's size is whole all the same: past the cap its walk
+	// only measures.
 	Partial bool `json:"partial"`
 }
 
