@@ -42,6 +42,12 @@ type SummaryLimits struct {
 	// ProgressEvery is the entry interval of Progress; 0 means
 	// DefaultProgressEvery.
 	ProgressEvery int
+	// Usage, if set, also measures in the same walk the disk usage of
+	// everything beneath the directory, exactly as jail's Dir.Usage does
+	// (each entry through jail's CountEntry and EnterForUsage), into
+	// Summary.Usage. The usage is whole even when the entry cap stops the
+	// classification (Truncated): past the cap the walk only measures.
+	Usage bool
 }
 
 // Summary is a one-shot overview of a tree.
@@ -65,6 +71,9 @@ type Summary struct {
 	// Git counts files by what the repository's git files say, when the
 	// root is a repository's top (see SummaryGit).
 	Git *SummaryGit `json:"git,omitempty"`
+	// Usage is the disk usage beneath the directory (not the directory
+	// itself) when SummaryLimits.Usage asked for it, else nil.
+	Usage *jail.Usage `json:"-"`
 }
 
 // SummaryItem is a file, or an area (a directory whose rule also covers
@@ -100,6 +109,10 @@ type walker struct {
 	// riskOmitted counts high-risk items not kept: past MaxListed, in
 	// walk order, they would be cut at the end anyway.
 	riskOmitted int
+	// usage is Summary.Usage while the walk measures (SummaryLimits.Usage),
+	// else nil; stop is its per-directory check of ctx.
+	usage *jail.Usage
+	stop  func() bool
 }
 
 // Summarize walks rel under root (through package jail: never following a
@@ -115,7 +128,6 @@ func (e *Engine) Summarize(ctx context.Context, root *jail.Root, rel string, lim
 		return nil, err
 	}
 	lim = e.summaryLimits(lim)
-	st := e.state(rootKey(root), rootOpener(root))
 	if rel != "." {
 		fi, err := root.Lstat(rel)
 		if err != nil {
@@ -130,11 +142,32 @@ func (e *Engine) Summarize(ctx context.Context, root *jail.Root, rel string, lim
 		return nil, refusal(err)
 	}
 	defer dir.Close()
+	return e.summarizeDir(ctx, root, dir, rel, lim)
+}
+
+// SummarizeDir is Summarize of dir, a directory already opened under root
+// (dir.Rel names it): a caller that checked the directory's identity
+// summarises exactly the directory it checked. dir stays open.
+func (e *Engine) SummarizeDir(ctx context.Context, root *jail.Root, dir *jail.Dir, lim SummaryLimits) (*Summary, error) {
+	rel, err := CleanRel(dir.Rel())
+	if err != nil {
+		return nil, err
+	}
+	return e.summarizeDir(ctx, root, dir, rel, e.summaryLimits(lim))
+}
+
+// summarizeDir walks dir, at rel under root, under lim (defaults filled).
+func (e *Engine) summarizeDir(ctx context.Context, root *jail.Root, dir *jail.Dir, rel string, lim SummaryLimits) (*Summary, error) {
+	st := e.state(rootKey(root), rootOpener(root))
 	s := &Summary{Path: rel, Counts: map[Importance]int{HighRisk: 0, HighValue: 0, Normal: 0, Ignorable: 0},
 		Omitted: map[Importance]int{}, Packs: append([]string(nil), st.packs...)}
 	w := &walker{ctx: ctx, flat: st.flat, set: st.set, lim: lim, s: s, loose: map[*Rule]*SummaryItem{}, items: map[Importance][]*SummaryItem{},
 		scratch: make([]int32, len(st.flat))}
 	w.git = e.summaryGit(root, s)
+	if lim.Usage {
+		s.Usage = &jail.Usage{}
+		w.usage, w.stop = s.Usage, func() bool { return ctx.Err() != nil }
+	}
 	// The starting directory carries its own and its ancestors' answers.
 	state := make([]int32, len(st.flat))
 	for j, fm := range st.flat {
@@ -223,7 +256,8 @@ func (w *walker) open(rel string, m *match) {
 }
 
 // walk visits dir's entries in name order, under state (the rule matches
-// of dir and its ancestors), until MaxEntries is reached.
+// of dir and its ancestors), until MaxEntries is reached; past it, with
+// SummaryLimits.Usage, it only measures the rest (measureRest).
 func (w *walker) walk(dir *jail.Dir, prefix string, state []int32) error {
 	if w.ctx.Err() != nil {
 		w.truncated = true // unwinds the walk; Summarize reports the cancellation
@@ -234,10 +268,13 @@ func (w *walker) walk(dir *jail.Dir, prefix string, state []int32) error {
 		return refusal(err)
 	}
 	slices.SortFunc(ents, func(a, b jail.Entry) int { return strings.Compare(a.Name, b.Name) })
-	for _, ent := range ents {
+	for i, ent := range ents {
 		if w.entries >= w.lim.MaxEntries {
 			w.truncated = true
-			return nil
+		}
+		if w.truncated {
+			// The cap, here or below, or a cancellation.
+			return w.measureRest(dir, ents[i:])
 		}
 		w.entries++
 		if w.entries%1024 == 0 && w.ctx.Err() != nil {
@@ -247,44 +284,134 @@ func (w *walker) walk(dir *jail.Dir, prefix string, state []int32) error {
 		if w.lim.Progress != nil && w.entries%w.lim.ProgressEvery == 0 {
 			w.lim.Progress(w.entries, w.s.Files, w.s.Dirs)
 		}
-		name := ent.Name
-		rel := prefix + name
-		typ := ent.Type
-		if typ == fs.ModeIrregular {
-			// The file system did not give the type in the listing.
-			if fi, err := dir.Lstat(name); err == nil {
-				typ = fi.Mode.Type()
-			}
-		}
-		isDir := typ&fs.ModeType == fs.ModeDir
-		child := w.scratch
-		if isDir {
-			child = make([]int32, len(w.flat))
-		}
-		w.set.Child(state, rel, isDir, child)
-		win, found := w.winner(child)
-		if !isDir {
-			w.file(rel, win, found)
-			continue
-		}
-		if err := w.dir(dir, name, rel, child, win, found); err != nil || w.truncated {
+		if err := w.entry(dir, prefix, ent, state); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// entry classifies ent, an entry of dir, and walks it when it is a
+// directory; with SummaryLimits.Usage it also measures it.
+func (w *walker) entry(dir *jail.Dir, prefix string, ent jail.Entry, state []int32) error {
+	name := ent.Name
+	rel := prefix + name
+	typ, enter := w.stat(dir, ent)
+	isDir := typ&fs.ModeType == fs.ModeDir
+	child := w.scratch
+	if isDir {
+		child = make([]int32, len(w.flat))
+	}
+	w.set.Child(state, rel, isDir, child)
+	win, found := w.winner(child)
+	if isDir {
+		return w.dir(dir, name, rel, child, win, found, enter)
+	}
+	w.file(rel, win, found)
+	if enter {
+		// Listed as a file, a directory by the time it was stat'ed: the
+		// listing classifies it, the usage measures what it is now.
+		return w.measureDir(dir, name)
+	}
+	return nil
+}
+
+// stat returns ent's type, from the listing or, when the file system did
+// not give it there, from its lstat. With SummaryLimits.Usage it counts ent
+// in the usage (jail's CountEntry) and reports whether the usage enters it.
+func (w *walker) stat(dir *jail.Dir, ent jail.Entry) (typ fs.FileMode, enter bool) {
+	typ = ent.Type
+	if w.usage != nil {
+		fi, enter, err := dir.CountEntry(ent.Name, w.usage)
+		if typ == fs.ModeIrregular && err == nil {
+			typ = fi.Mode.Type()
+		}
+		return typ, enter
+	}
+	if typ == fs.ModeIrregular {
+		if fi, err := dir.Lstat(ent.Name); err == nil {
+			typ = fi.Mode.Type()
+		}
+	}
+	return typ, false
+}
+
+// openDir opens the child directory name of parent for the walk, or
+// returns nil when it is not entered. With SummaryLimits.Usage it is the
+// usage's entry (jail's EnterForUsage), and only when the usage enters it
+// (enter): one open serves both.
+func (w *walker) openDir(parent *jail.Dir, name string, enter bool) *jail.Dir {
+	if w.usage == nil {
+		sub, err := parent.OpenDir(name)
+		if err != nil {
+			return nil
+		}
+		return sub
+	}
+	if !enter {
+		return nil
+	}
+	sub, err := parent.EnterForUsage(name, w.usage, w.stop)
+	if err != nil {
+		w.truncated = true // cancelled: Summarize reports it
+	}
+	return sub
+}
+
+// measureRest measures ents, the rest of dir's listing once the walk is
+// truncated, for the usage only (SummaryLimits.Usage): the entry cap stops
+// the classification, never the measurement. Without Usage, or when ctx
+// is cancelled, it does nothing.
+func (w *walker) measureRest(dir *jail.Dir, ents []jail.Entry) error {
+	if w.usage == nil {
+		return nil
+	}
+	for _, ent := range ents {
+		if w.ctx.Err() != nil {
+			return nil
+		}
+		if _, enter, _ := dir.CountEntry(ent.Name, w.usage); !enter {
+			continue
+		}
+		if err := w.measureDir(dir, ent.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureDir adds the usage of the child directory name of dir, as
+// Dir.Usage measures it, without classifying it.
+func (w *walker) measureDir(dir *jail.Dir, name string) error {
+	sub, err := dir.EnterForUsage(name, w.usage, w.stop)
+	if err != nil {
+		w.truncated = true // cancelled: Summarize reports it
+		return nil
+	}
+	if sub == nil {
+		return nil // not entered, counted as skipped
+	}
+	u, err := sub.Usage(w.stop)
+	sub.Close()
+	w.usage.Add(u)
+	if err != nil && w.ctx.Err() == nil {
+		return refusal(err)
+	}
+	return nil
+}
+
 // dir counts the directory rel (named name in parent), opens an area when
-// its winning rule is new here, and walks it under child.
-func (w *walker) dir(parent *jail.Dir, name, rel string, child []int32, win match, found bool) error {
+// its winning rule is new here, and walks it under child. enter is the
+// usage's answer for it (see openDir).
+func (w *walker) dir(parent *jail.Dir, name, rel string, child []int32, win match, found, enter bool) error {
 	w.s.Dirs++
 	depth := len(w.areas)
 	if found && (depth == 0 || w.areas[depth-1].item.rule != win.rule) {
 		w.open(rel, &win)
 	}
 	defer func() { w.areas = w.areas[:depth] }()
-	sub, err := parent.OpenDir(name)
-	if err != nil {
+	sub := w.openDir(parent, name, enter)
+	if sub == nil {
 		// Not entered (a mount, a refused name, no permission, gone):
 		// counted, never guessed at.
 		w.s.Skipped++

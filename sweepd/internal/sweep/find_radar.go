@@ -1,11 +1,8 @@
 package sweep
 
 import (
-	"context"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/risk"
@@ -29,8 +26,10 @@ type FindRadar struct {
 	Items []FindRadarItem `json:"items"`
 	// Omitted counts the items left out of Items by the cap.
 	Omitted int `json:"omitted"`
-	// Partial is true when the radar's walk of the find stopped at its
-	// entry cap ([radar] summary_max_entries): the counts are a floor.
+	// Partial is true when the radar's classification of the find stopped
+	// at its entry cap ([radar] summary_max_entries): the counts are a
+	// floor. The find's size is whole all the same: past the cap its walk
+	// only measures.
 	Partial bool `json:"partial"`
 }
 
@@ -41,20 +40,16 @@ type FindRadarItem struct {
 	Importance      risk.Importance `json:"importance"`
 	SuggestedAction risk.Action     `json:"suggested_action"`
 	Reason          string          `json:"reason"`
+	// rel is the root-relative path of a single HIGH_RISK file whose
+	// content recheck has yet to read; "" otherwise.
+	rel string
 }
 
-// findRadar walks the find at rel under root with the radar's rules (names
-// only), then reads the content of the few files that are HIGH_RISK by
-// name and kept in the list, as the file-context resource does. It returns
-// nil when the walk did not finish (cancelled, refused, gone).
-func findRadar(ctx context.Context, eng *risk.Engine, root *jail.Root, rel string) *FindRadar {
-	if eng == nil {
-		return nil
-	}
-	s, err := eng.Summarize(ctx, root, rel, risk.SummaryLimits{MaxListed: FindRadarMaxItems})
-	if err != nil {
-		return nil
-	}
+// findRadar is the client's view of s, the summary of a find at root:
+// the counts, and the items with absolute paths under the cap. A single
+// HIGH_RISK file keeps its root-relative path for recheck, which reads its
+// content once the find is shown.
+func findRadar(root *jail.Root, s *risk.Summary) *FindRadar {
 	fr := &FindRadar{
 		NotIgnorable: s.Counts[risk.HighRisk] + s.Counts[risk.HighValue] + s.Counts[risk.Normal],
 		HighRisk:     s.Counts[risk.HighRisk],
@@ -63,10 +58,10 @@ func findRadar(ctx context.Context, eng *risk.Engine, root *jail.Root, rel strin
 		Partial:      s.Truncated,
 	}
 	for _, it := range s.HighRisk {
-		fr.add(radarItem(eng, root, it, risk.HighRisk))
+		fr.add(radarItem(root, it, risk.HighRisk))
 	}
 	for _, it := range s.HighValue {
-		fr.add(radarItem(eng, root, it, risk.HighValue))
+		fr.add(radarItem(root, it, risk.HighValue))
 	}
 	return fr
 }
@@ -81,23 +76,36 @@ func (fr *FindRadar) add(it FindRadarItem) {
 }
 
 // radarItem is the client's view of a summary item: an absolute path (a
-// directory keeps its trailing slash) and, for a single high-risk file,
-// the verdict of its content as well as its name.
-func radarItem(eng *risk.Engine, root *jail.Root, it risk.SummaryItem, imp risk.Importance) FindRadarItem {
+// directory keeps its trailing slash) and the verdict by name. A single
+// high-risk file keeps its root-relative path for recheck.
+func radarItem(root *jail.Root, it risk.SummaryItem, imp risk.Importance) FindRadarItem {
 	out := FindRadarItem{Path: absItem(root, it.Path), Importance: imp, SuggestedAction: it.SuggestedAction, Reason: it.Reason}
-	if imp != risk.HighRisk || it.Kind != "file" {
-		return out
-	}
-	d, err := eng.Classify(root, it.Path)
-	if err != nil {
-		return out
-	}
-	md := d.Metadata
-	out.Importance, out.SuggestedAction = md.Importance, md.SuggestedAction
-	if len(md.Reasons) > 0 {
-		out.Reason = strings.Join(md.Reasons, "; ")
+	if imp == risk.HighRisk && it.Kind == "file" {
+		out.rel = it.Path
 	}
 	return out
+}
+
+// recheck gives each single high-risk file of fr, a find's radar at root,
+// the verdict of its content as well as its name, as the file-context
+// resource does: its descriptor's importance, action and reasons.
+func (fr *FindRadar) recheck(eng *risk.Engine, root *jail.Root) {
+	for i := range fr.Items {
+		it := &fr.Items[i]
+		if it.rel == "" {
+			continue
+		}
+		d, err := eng.Classify(root, it.rel)
+		it.rel = ""
+		if err != nil {
+			continue
+		}
+		md := d.Metadata
+		it.Importance, it.SuggestedAction = md.Importance, md.SuggestedAction
+		if len(md.Reasons) > 0 {
+			it.Reason = strings.Join(md.Reasons, "; ")
+		}
+	}
 }
 
 // absItem is the absolute path of a root-relative summary path.
@@ -107,31 +115,6 @@ func absItem(root *jail.Root, p string) string {
 		abs += string(filepath.Separator)
 	}
 	return abs
-}
-
-// radarAll gives every shown find its radar view, walking finds in
-// parallel as sizeAll does; a cancelled ctx stops every walk.
-func radarAll(ctx context.Context, eng *risk.Engine, finds []*found) {
-	workers := min(runtime.GOMAXPROCS(0)*2, 8)
-	ch := make(chan *found)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for f := range ch {
-				f.radar = findRadar(ctx, eng, f.root, f.rel)
-			}
-		}()
-	}
-	for _, f := range finds {
-		if ctx.Err() != nil {
-			break
-		}
-		ch <- f
-	}
-	close(ch)
-	wg.Wait()
 }
 
 // riskyFinds counts the finds whose radar saw a HIGH_RISK file.

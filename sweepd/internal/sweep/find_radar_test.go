@@ -2,12 +2,14 @@ package sweep
 
 import (
 	"fmt"
-	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
+	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 	"github.com/bastion-mcp/bastion/safety/risk"
 	"github.com/bastion-mcp/bastion/safety/testfs"
 )
@@ -104,4 +106,50 @@ func TestContextSummaryInSweepd(t *testing.T) {
 			t.Fatalf("cancelled call answered %s: %s", r.Code, r.Reason)
 		}
 	})
+}
+
+// TestScanSizesAndClassifiesEachFindInOneWalk: the one walk per find gives
+// the find's size exactly as jail's Dir.Usage measures it (plus the find's
+// own directory) and the same radar: a symlink inside is counted, not
+// followed; a mount inside is neither measured nor classified; a .env
+// whose values are placeholders is HIGH_RISK by name in the counts and
+// shows its content's verdict in the item, read only because the find is
+// shown.
+func TestScanSizesAndClassifiesEachFindInOneWalk(t *testing.T) {
+	e := newEnv(t)
+	nm := nodeProject(t, filepath.Join(e.root, "app"))
+	testfs.Write(t, filepath.Join(nm, "a", "b", "c", "deep.js"), strings.Repeat("x", 9000))
+	testfs.Write(t, filepath.Join(nm, "a", ".env"), "API_KEY=changeme\n")
+	testfs.Write(t, filepath.Join(e.outside, "big.bin"), strings.Repeat("y", 1<<20))
+	if err := os.Symlink(e.outside, filepath.Join(nm, "a", "out")); err != nil {
+		t.Fatal(err)
+	}
+	mountTmpfs(t, filepath.Join(nm, "mnt"))
+	testfs.Write(t, filepath.Join(nm, "mnt", "id_rsa"), "not part of the find\n")
+	f := findAt(t, e.scanOK(nil), nm)
+
+	jr, err := jail.OpenRoot(e.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jr.Close()
+	d, err := jr.OpenDir("app/node_modules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	u, err := d.Usage(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := u.Bytes + d.Info().DiskBytes; f.SizeBytes != want || u.Skipped != 1 {
+		t.Fatalf("find size %d, want %d (Dir.Usage %+v: the mount skipped)", f.SizeBytes, want, u)
+	}
+	fr := f.Radar
+	if fr == nil || fr.HighRisk != 1 || len(fr.Items) != 1 || fr.Items[0].Path != filepath.Join(nm, "a", ".env") {
+		t.Fatalf("radar %+v: want the .env alone (not the key on the mount)", fr)
+	}
+	if it := fr.Items[0]; it.Importance != risk.Normal || !strings.Contains(it.Reason, risk.PlaceholderReason) {
+		t.Fatalf("item %+v: want the content's verdict (NORMAL, %q)", it, risk.PlaceholderReason)
+	}
 }

@@ -3,9 +3,7 @@ package sweep
 import (
 	"context"
 	"io/fs"
-	"runtime"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/bastion-mcp/bastion/safety/jail"
@@ -21,7 +19,7 @@ type found struct {
 	keep         bool
 	size         int64
 	lastActivity time.Time
-	radar        *FindRadar // set for shown finds by radarAll
+	radar        *FindRadar // set with size by measureAll; content re-checked for shown finds by recheckAll
 }
 
 type walkOpts struct {
@@ -217,46 +215,6 @@ func hasSlash(s string) bool {
 		}
 	}
 	return false
-}
-
-// sizeAll measures every find's disk usage in parallel, through an fd
-// opened anchored and checked against the identity seen by the walk.
-func sizeAll(ctx context.Context, finds []*found) {
-	workers := runtime.GOMAXPROCS(0) * 2
-	if workers > 8 {
-		workers = 8
-	}
-	ch := make(chan *found)
-	var wg sync.WaitGroup
-	stop := func() bool { return ctx.Err() != nil }
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for f := range ch {
-				d, err := f.root.OpenDir(f.rel)
-				if err != nil {
-					f.size = -1
-					continue
-				}
-				if d.Info().ID != f.id {
-					f.size = -1
-				} else {
-					u, _ := d.Usage(stop)
-					f.size = u.Bytes + d.Info().DiskBytes
-				}
-				d.Close()
-			}
-		}()
-	}
-	for _, f := range finds {
-		if ctx.Err() != nil {
-			break
-		}
-		ch <- f
-	}
-	close(ch)
-	wg.Wait()
 }
 
 // sortFinds orders finds largest first, then by path.

@@ -75,7 +75,7 @@ func (s *Server) scan(ctx context.Context, req mcp.CallToolRequest, a scanArgs) 
 	if err != nil {
 		return result.Fail("scan", err, nil, start)
 	}
-	sizeAll(ctx, all)
+	measureAll(ctx, s.radar, all)
 	if ctx.Err() != nil {
 		return result.Fail("scan", errCancelled, nil, start)
 	}
@@ -86,7 +86,7 @@ func (s *Server) scan(ctx context.Context, req mcp.CallToolRequest, a scanArgs) 
 	if truncated {
 		shown = matched[:s.maxFinds]
 	}
-	radarAll(ctx, s.radar, shown)
+	recheckAll(ctx, s.radar, shown)
 	if ctx.Err() != nil {
 		return result.Fail("scan", errCancelled, nil, start)
 	}
