@@ -43,9 +43,12 @@ type FindRadarItem struct {
 	Reason          string          `json:"reason"`
 }
 
-// findRadar walks the find at rel under root with the radar's rules (names
-// only), then reads the content of the few files that are HIGH_RISK by
-// name and kept in the list, as the file-context resource does. It returns
+// findRadar walks the find at rel under root with the radar's summary
+// (rules on names; files HIGH_RISK by name that hold only placeholders
+// are lowered, as their descriptors are), then reads the content of the
+// few files that are HIGH_RISK by name and kept in the list, as the
+// file-context resource does; one its descriptor lowers leaves the list
+// and the HighRisk count. It returns
 // nil when the walk did not finish (cancelled, refused, gone).
 func findRadar(ctx context.Context, eng *risk.Engine, root *jail.Root, rel string) *FindRadar {
 	if eng == nil {
@@ -63,7 +66,15 @@ func findRadar(ctx context.Context, eng *risk.Engine, root *jail.Root, rel strin
 		Partial:      s.Truncated,
 	}
 	for _, it := range s.HighRisk {
-		fr.add(radarItem(eng, root, it, risk.HighRisk))
+		ri := radarItem(eng, root, it, risk.HighRisk)
+		if ri.Importance != risk.HighRisk {
+			// Its descriptor lowered it (a summary reads at most
+			// risk.MaxSummaryContentChecks files): count it as that
+			// says and list it no more.
+			fr.lowered(ri.Importance)
+			continue
+		}
+		fr.add(ri)
 	}
 	for _, it := range s.HighValue {
 		fr.add(radarItem(eng, root, it, risk.HighValue))
@@ -78,6 +89,15 @@ func (fr *FindRadar) add(it FindRadarItem) {
 		return
 	}
 	fr.Items = append(fr.Items, it)
+}
+
+// lowered moves one file from the HighRisk count to imp, the importance
+// its descriptor gives it.
+func (fr *FindRadar) lowered(imp risk.Importance) {
+	fr.HighRisk--
+	if imp == risk.Ignorable {
+		fr.NotIgnorable--
+	}
 }
 
 // radarItem is the client's view of a summary item: an absolute path (a
