@@ -82,8 +82,8 @@ func (s *Summary) loweringText() string {
 			plural(s.Lowered, "file"), PlaceholderReason)
 	}
 	if s.ContentUnread > 0 {
-		fmt.Fprintf(&b, "%s high risk by name not read (the summary checks the content of at most %d): they keep the name verdict; "+
-			"read their file-context descriptors for the content's\n", plural(s.ContentUnread, "file"), MaxSummaryContentChecks)
+		fmt.Fprintf(&b, "%s high risk by name not read (the summary checks the content of at most %d): they keep the name verdict, "+
+			"and their file-context descriptors read their content\n", plural(s.ContentUnread, "file"), MaxSummaryContentChecks)
 	}
 	return b.String()
 }
