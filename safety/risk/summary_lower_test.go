@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // summarize is Summarize of the whole root dir, failing the test on error.
@@ -222,4 +223,47 @@ func TestSummaryLoweringWithGitFacts(t *testing.T) {
 			t.Errorf("descriptor of %s: %s %q", rel, d.Metadata.Importance, d.Metadata.Reasons)
 		}
 	}
+}
+
+// BenchmarkSummaryLoweringCost measures, on the summary benchmarks' tree
+// (some 9,000 empty .env* files inside node_modules/, all HIGH_RISK by
+// name), the summary with placeholder lowering against the same summary
+// with the scanner off (no content check), in one loop, each going first
+// in turn, so that the machine's load weighs on both alike.
+func BenchmarkSummaryLoweringCost(b *testing.B) {
+	root := b.TempDir()
+	genTree(b, root, 100_000, 7)
+	on, off := newEngine(b, Options{}), newEngine(b, Options{ScanBytes: -1})
+	r := openRoot(b, root)
+	run := func(e *Engine) (*Summary, time.Duration) {
+		t0 := time.Now()
+		s, err := e.Summarize(context.Background(), r, ".", SummaryLimits{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s, time.Since(t0)
+	}
+	var tOn, tOff time.Duration
+	i := 0
+	b.ResetTimer()
+	for b.Loop() {
+		var s *Summary
+		var dOn, dOff time.Duration
+		if i%2 == 0 { // alternate which goes first
+			s, dOn = run(on)
+			_, dOff = run(off)
+		} else {
+			_, dOff = run(off)
+			s, dOn = run(on)
+		}
+		i++
+		tOn += dOn
+		tOff += dOff
+		if s.ContentUnread == 0 {
+			b.Fatal("the tree holds fewer files to check than the bound")
+		}
+	}
+	b.ReportMetric(float64(tOn.Milliseconds())/float64(b.N), "lowering-ms/op")
+	b.ReportMetric(float64(tOff.Milliseconds())/float64(b.N), "names-only-ms/op")
+	b.ReportMetric(float64(tOn)/float64(tOff), "lowering/names-only")
 }
