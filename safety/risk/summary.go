@@ -116,10 +116,11 @@ type walker struct {
 // classifies every entry by rules. Files' content is read only to lower
 // files that are HIGH_RISK by name and hold nothing but placeholders, as
 // their descriptors do, at most MaxSummaryContentChecks of them
-// (summary_lower.go); otherwise use Classify on the files that matter. Directories a rule marks
-// (node_modules/, migrations/) are reported as one area with their file
-// count rather than file by file. When ctx is cancelled the walk stops
-// within one directory listing and Summarize returns ErrSummaryCancelled.
+// (summary_lower.go); otherwise use Classify on the files that matter.
+// Directories a rule marks (node_modules/, migrations/) are reported as
+// one area with their file count rather than file by file. When ctx is
+// cancelled the walk stops within one directory listing and Summarize
+// returns ErrSummaryCancelled.
 func (e *Engine) Summarize(ctx context.Context, root *jail.Root, rel string, lim SummaryLimits) (*Summary, error) {
 	rel, err := CleanRel(rel)
 	if err != nil {

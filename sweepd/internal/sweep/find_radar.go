@@ -48,8 +48,8 @@ type FindRadarItem struct {
 // are lowered, as their descriptors are), then reads the content of the
 // few files that are HIGH_RISK by name and kept in the list, as the
 // file-context resource does; one its descriptor lowers leaves the list
-// and the HighRisk count. It returns
-// nil when the walk did not finish (cancelled, refused, gone).
+// and the HighRisk count. It returns nil when the walk did not finish
+// (cancelled, refused, gone).
 func findRadar(ctx context.Context, eng *risk.Engine, root *jail.Root, rel string) *FindRadar {
 	if eng == nil {
 		return nil
