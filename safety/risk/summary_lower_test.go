@@ -227,12 +227,32 @@ func TestSummaryLoweringWithGitFacts(t *testing.T) {
 
 // BenchmarkSummaryLoweringCost measures, on the summary benchmarks' tree
 // (some 9,000 empty .env* files inside node_modules/, all HIGH_RISK by
-// name), the summary with placeholder lowering against the same summary
-// with the scanner off (no content check), in one loop, each going first
-// in turn, so that the machine's load weighs on both alike.
+// name), bare and as a git repository (as BenchmarkSummaryGitVsWalk), the
+// summary with placeholder lowering against the same summary with the
+// scanner off (no content check), in one loop, each going first in turn,
+// so that the machine's load weighs on both alike.
 func BenchmarkSummaryLoweringCost(b *testing.B) {
-	root := b.TempDir()
-	genTree(b, root, 100_000, 7)
+	for _, repo := range []bool{false, true} {
+		name := "bare"
+		if repo {
+			name = "git"
+		}
+		b.Run(name, func(b *testing.B) {
+			root := b.TempDir()
+			genTree(b, root, 100_000, 7)
+			if repo {
+				gitEnv(b)
+				write(b, root, ".gitignore", "*.log\nbuild/\n")
+				runGit(b, root, "", "init", "-q")
+				runGit(b, root, "", "add", ".")
+			}
+			loweringCost(b, root)
+		})
+	}
+}
+
+// loweringCost is BenchmarkSummaryLoweringCost on the tree at root.
+func loweringCost(b *testing.B, root string) {
 	on, off := newEngine(b, Options{}), newEngine(b, Options{ScanBytes: -1})
 	r := openRoot(b, root)
 	run := func(e *Engine) (*Summary, time.Duration) {
