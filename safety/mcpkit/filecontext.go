@@ -324,10 +324,12 @@ type summaryArgs struct {
 // (notifications/cancelled, or the client gone) stops the walk within
 // one directory listing and answers OPERATION_FAILED. The
 // detail is {"summaries": [risk.Summary + "root"]} and the reason is the
-// same overview as text. File content is not read: the summary is by rules
-// (names), and a file's content findings come from its file-context
-// resource. The walk stops at the engine's entry cap
-// (risk.Options.SummaryMaxEntries, the operator's [radar]
+// same overview as text. The summary is by rules (names); the only content
+// it reads is that of files HIGH_RISK by name which placeholders could
+// lower, as their descriptors are (risk.MaxSummaryContentChecks at most),
+// and a file's content findings come from its file-context resource. The
+// walk stops at the engine's entry cap (risk.Options.SummaryMaxEntries,
+// the operator's [radar]
 // summary_max_entries) with code OUTPUT_TRUNCATED and says its counts are
 // partial; while it walks, a client that sent a progressToken receives
 // notifications/progress every risk.DefaultProgressEvery entries and a

@@ -10,11 +10,44 @@ import (
 // placeholder; one real-looking secret, or anything the scanner does not
 // fully understand, keeps it HIGH_RISK.
 func TestPlaceholderContentLowersRiskByName(t *testing.T) {
+	for _, c := range placeholderCases() {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, c.rel, c.content)
+			e := newEngine(t, Options{})
+			d, err := e.Classify(openRoot(t, dir), c.rel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := d.Metadata
+			if md.Importance != c.want {
+				t.Fatalf("%s: importance %s, want %s (reasons %q)", c.rel, md.Importance, c.want, md.Reasons)
+			}
+			lowered := len(md.Reasons) > 0 && md.Reasons[0] == PlaceholderReason
+			if lowered != (c.want == Normal) {
+				t.Errorf("reasons %q: placeholder reason first = %v", md.Reasons, lowered)
+			}
+			if c.want == Normal {
+				if md.Category != CategoryNone || md.SuggestedAction != CarefulEdit || len(md.MatchedRules) == 0 {
+					t.Errorf("lowered descriptor: %+v", md)
+				}
+			}
+		})
+	}
+}
+
+// placeholderCase is one file that is RISK by name and the importance its
+// content gives it.
+type placeholderCase struct {
+	name, rel, content string
+	want               Importance
+}
+
+// placeholderCases are the lowering cases of the descriptor, which the
+// summary must answer alike (TestSummaryLowersAsTheDescriptorDoes).
+func placeholderCases() []placeholderCase {
 	realAWS := "AKIA" + "Q3EGV7ZKXN2HR5LT" // shaped like a key, not AWS's example
-	cases := []struct {
-		name, rel, content string
-		want               Importance
-	}{
+	return []placeholderCase{
 		{"env placeholders", ".env.local", "# copy me\nexport DB_PASSWORD=\nAPI_KEY=changeme\nSECRET=<your-secret>\nTOKEN=${TOKEN}\nKEY=xxx\nSTRIPE=your-stripe-key-here\n", Normal},
 		{"env AWS docs example keys", ".env", "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nAWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n", Normal},
 		{"env AWS example family", ".env", "AWS_ACCESS_KEY_ID=AKIAI44QH8DHBEXAMPLE\nAWS_SECRET_ACCESS_KEY=je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY\n", Normal},
@@ -43,31 +76,16 @@ func TestPlaceholderContentLowersRiskByName(t *testing.T) {
 		{"secret-shaped key name", ".env", "ghp_" + strings.Repeat("a1B2", 9) + "=x\n", HighRisk},
 		{"truncated beyond the scan", ".env", "API_KEY=changeme\n" + strings.Repeat("# pad\n", 1000) + "DB_PASSWORD=Zq8vT2mLx91Rk4Pw\n", HighRisk},
 		{"truncated placeholders only", ".env", "API_KEY=changeme\n" + strings.Repeat("# pad\n", 1000), HighRisk},
+		{"placeholders exactly the scan's size", ".env", scanSized(DefaultScanBytes), Normal},
+		{"placeholders one byte past the scan", ".env", scanSized(DefaultScanBytes + 1), HighRisk},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			write(t, dir, c.rel, c.content)
-			e := newEngine(t, Options{})
-			d, err := e.Classify(openRoot(t, dir), c.rel)
-			if err != nil {
-				t.Fatal(err)
-			}
-			md := d.Metadata
-			if md.Importance != c.want {
-				t.Fatalf("%s: importance %s, want %s (reasons %q)", c.rel, md.Importance, c.want, md.Reasons)
-			}
-			lowered := len(md.Reasons) > 0 && md.Reasons[0] == PlaceholderReason
-			if lowered != (c.want == Normal) {
-				t.Errorf("reasons %q: placeholder reason first = %v", md.Reasons, lowered)
-			}
-			if c.want == Normal {
-				if md.Category != CategoryNone || md.SuggestedAction != CarefulEdit || len(md.MatchedRules) == 0 {
-					t.Errorf("lowered descriptor: %+v", md)
-				}
-			}
-		})
-	}
+}
+
+// scanSized is a placeholder-only .env of n bytes (n > 20): one pair and
+// a comment that pads it.
+func scanSized(n int) string {
+	pair := "API_KEY=changeme\n"
+	return pair + "#" + strings.Repeat("p", n-len(pair)-2) + "\n"
 }
 
 // TestPlaceholderReasonOnANameThatIsNotRisk: .env.example is not RISK by

@@ -74,6 +74,14 @@ type Summary struct {
 	// Usage is the disk usage beneath the directory (not the directory
 	// itself) when SummaryLimits.Usage asked for it, else nil.
 	Usage *jail.Usage `json:"-"`
+	// Lowered counts the files HIGH_RISK by name that their content
+	// lowers to NORMAL (every value is a placeholder), as their
+	// descriptors do: they are counted under NORMAL and not listed.
+	Lowered int `json:"lowered,omitempty"`
+	// ContentUnread counts the files HIGH_RISK by name whose content could
+	// have lowered them but was not checked, the summary having made
+	// MaxSummaryContentChecks checks: they keep the name verdict.
+	ContentUnread int `json:"content_unread,omitempty"`
 }
 
 // SummaryItem is a file, or an area (a directory whose rule also covers
@@ -105,7 +113,8 @@ type walker struct {
 	scratch   []int32
 	items     map[Importance][]*SummaryItem
 	truncated bool
-	git       *gitCounter // nil outside a repository
+	git       *gitCounter      // nil outside a repository
+	lower     *summaryLowering // placeholder lowering (summary_lower.go)
 	// riskOmitted counts high-risk items not kept: past MaxListed, in
 	// walk order, they would be cut at the end anyway.
 	riskOmitted int
@@ -117,11 +126,14 @@ type walker struct {
 
 // Summarize walks rel under root (through package jail: never following a
 // symbolic link, never leaving root, never entering another mount) and
-// classifies every entry by rules. Files' content is not
-// read: use Classify on the files that matter. Directories a rule marks
-// (node_modules/, migrations/) are reported as one area with their file
-// count rather than file by file. When ctx is cancelled the walk stops
-// within one directory listing and Summarize returns ErrSummaryCancelled.
+// classifies every entry by rules. Files' content is read only to lower
+// files that are HIGH_RISK by name and hold nothing but placeholders, as
+// their descriptors do, at most MaxSummaryContentChecks of them
+// (summary_lower.go); otherwise use Classify on the files that matter.
+// Directories a rule marks (node_modules/, migrations/) are reported as
+// one area with their file count rather than file by file. When ctx is
+// cancelled the walk stops within one directory listing and Summarize
+// returns ErrSummaryCancelled.
 func (e *Engine) Summarize(ctx context.Context, root *jail.Root, rel string, lim SummaryLimits) (*Summary, error) {
 	rel, err := CleanRel(rel)
 	if err != nil {
@@ -168,6 +180,7 @@ func (e *Engine) summarizeDir(ctx context.Context, root *jail.Root, dir *jail.Di
 		s.Usage = &jail.Usage{}
 		w.usage, w.stop = s.Usage, func() bool { return ctx.Err() != nil }
 	}
+	w.lower = e.newSummaryLowering(root, st)
 	// The starting directory carries its own and its ancestors' answers.
 	state := make([]int32, len(st.flat))
 	for j, fm := range st.flat {
@@ -435,8 +448,14 @@ func (w *walker) file(rel string, win match, found bool) {
 	} else if gitIgnored {
 		imp = Ignorable // as its descriptor says (git.go: applyGit)
 	}
+	// Lowered by its content as its descriptor is (summary_lower.go): a
+	// RISK rule still matches it, so git cannot make it IGNORABLE.
+	lowered := imp == HighRisk && w.lower.lowered(rel, w.s)
+	if lowered {
+		imp = Normal
+	}
 	w.s.Counts[imp]++
-	if !found {
+	if !found || lowered {
 		return
 	}
 	if n := len(w.areas); n > 0 && w.areas[n-1].item.rule == win.rule {
@@ -516,6 +535,7 @@ func (s *Summary) Text() string {
 	fmt.Fprintf(&b, "\nHIGH_RISK %s, HIGH_VALUE %s, NORMAL %s, IGNORABLE %s\n",
 		commas(s.Counts[HighRisk]), commas(s.Counts[HighValue]), commas(s.Counts[Normal]), commas(s.Counts[Ignorable]))
 	b.WriteString(s.Git.text())
+	b.WriteString(s.loweringText())
 	section := func(title, word string, items []SummaryItem, omitted int) {
 		if len(items) == 0 {
 			return

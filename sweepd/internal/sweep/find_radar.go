@@ -88,23 +88,39 @@ func radarItem(root *jail.Root, it risk.SummaryItem, imp risk.Importance) FindRa
 
 // recheck gives each single high-risk file of fr, a find's radar at root,
 // the verdict of its content as well as its name, as the file-context
-// resource does: its descriptor's importance, action and reasons.
+// resource does: its descriptor's importance, action and reasons. A file
+// its descriptor lowers (a summary reads at most
+// risk.MaxSummaryContentChecks files) leaves the list and the HighRisk
+// count, and is counted as its descriptor says.
 func (fr *FindRadar) recheck(eng *risk.Engine, root *jail.Root) {
-	for i := range fr.Items {
-		it := &fr.Items[i]
-		if it.rel == "" {
-			continue
-		}
-		d, err := eng.Classify(root, it.rel)
+	kept := fr.Items[:0]
+	for _, it := range fr.Items {
+		rel := it.rel
 		it.rel = ""
-		if err != nil {
-			continue
+		if rel != "" {
+			if d, err := eng.Classify(root, rel); err == nil {
+				md := d.Metadata
+				if md.Importance != risk.HighRisk {
+					fr.lowered(md.Importance)
+					continue
+				}
+				it.Importance, it.SuggestedAction = md.Importance, md.SuggestedAction
+				if len(md.Reasons) > 0 {
+					it.Reason = strings.Join(md.Reasons, "; ")
+				}
+			}
 		}
-		md := d.Metadata
-		it.Importance, it.SuggestedAction = md.Importance, md.SuggestedAction
-		if len(md.Reasons) > 0 {
-			it.Reason = strings.Join(md.Reasons, "; ")
-		}
+		kept = append(kept, it)
+	}
+	fr.Items = kept
+}
+
+// lowered moves one file from the HighRisk count to imp, the importance
+// its descriptor gives it.
+func (fr *FindRadar) lowered(imp risk.Importance) {
+	fr.HighRisk--
+	if imp == risk.Ignorable {
+		fr.NotIgnorable--
 	}
 }
 

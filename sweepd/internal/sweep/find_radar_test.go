@@ -112,14 +112,15 @@ func TestContextSummaryInSweepd(t *testing.T) {
 // the find's size exactly as jail's Dir.Usage measures it (plus the find's
 // own directory) and the same radar: a symlink inside is counted, not
 // followed; a mount inside is neither measured nor classified; a .env
-// whose values are placeholders is HIGH_RISK by name in the counts and
-// shows its content's verdict in the item, read only because the find is
-// shown.
+// holding a real-looking key is listed HIGH_RISK, and a .env.local whose
+// values are placeholders is counted NORMAL and not listed, as their
+// descriptors say.
 func TestScanSizesAndClassifiesEachFindInOneWalk(t *testing.T) {
 	e := newEnv(t)
 	nm := nodeProject(t, filepath.Join(e.root, "app"))
 	testfs.Write(t, filepath.Join(nm, "a", "b", "c", "deep.js"), strings.Repeat("x", 9000))
-	testfs.Write(t, filepath.Join(nm, "a", ".env"), "API_KEY=changeme\n")
+	testfs.Write(t, filepath.Join(nm, "a", ".env"), "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEQ9\n")
+	testfs.Write(t, filepath.Join(nm, "a", ".env.local"), "API_KEY=changeme\n")
 	testfs.Write(t, filepath.Join(e.outside, "big.bin"), strings.Repeat("y", 1<<20))
 	if err := os.Symlink(e.outside, filepath.Join(nm, "a", "out")); err != nil {
 		t.Fatal(err)
@@ -147,9 +148,12 @@ func TestScanSizesAndClassifiesEachFindInOneWalk(t *testing.T) {
 	}
 	fr := f.Radar
 	if fr == nil || fr.HighRisk != 1 || len(fr.Items) != 1 || fr.Items[0].Path != filepath.Join(nm, "a", ".env") {
-		t.Fatalf("radar %+v: want the .env alone (not the key on the mount)", fr)
+		t.Fatalf("radar %+v: want the .env alone (not the key on the mount, not the placeholder .env.local)", fr)
 	}
-	if it := fr.Items[0]; it.Importance != risk.Normal || !strings.Contains(it.Reason, risk.PlaceholderReason) {
-		t.Fatalf("item %+v: want the content's verdict (NORMAL, %q)", it, risk.PlaceholderReason)
+	if it := fr.Items[0]; it.Importance != risk.HighRisk {
+		t.Fatalf("item %+v: want HIGH_RISK", it)
+	}
+	if fr.NotIgnorable != 2 {
+		t.Fatalf("radar %+v: want 2 files not ignorable (the .env and the lowered .env.local)", fr)
 	}
 }
