@@ -22,7 +22,7 @@ const httpMemoryCapKB = 96 << 10
 
 // startHTTPChild starts a server process on a free loopback port and waits
 // until it listens.
-func startHTTPChild(t *testing.T, env ...string) (*child, string) {
+func startHTTPChild(t testing.TB, env ...string) (*child, string) {
 	t.Helper()
 	addr := freeAddr(t)
 	c := startChild(t, "http="+addr, env...)
