@@ -3,7 +3,6 @@ package mcpkit
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,7 +21,8 @@ func binaryCalls() int {
 }
 
 // startServerBinary starts one of the three servers, built into dir, on
-// fresh state and an empty root, and initializes it.
+// fresh state and an empty root, and initializes it; a tools/call before
+// initialize must be refused with -32600 and a ping answered.
 func startServerBinary(b *testing.B, dir, name string) *child {
 	b.Helper()
 	home, root := filepath.Join(b.TempDir(), "home"), filepath.Join(b.TempDir(), "root")
@@ -38,9 +38,18 @@ func startServerBinary(b *testing.B, dir, name string) *child {
 	}[name]
 	cmd := exec.Command(filepath.Join(dir, name), append(args, "--log-level", "error")...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"),
-		"BASTION_JAIL_ROOT=" + root, "BASTION_WORKSPACE_ROOT=" + root}
-	cmd.Stderr = io.Discard
+		"BASTION_JAIL_ROOT=" + root, "BASTION_WORKSPACE_ROOT=" + root, schedTraceEnv}
+	r, w, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = w
 	c := startProc(b, cmd, true)
+	w.Close()
+	c.sched = watchSched(r)
+	c.sendLine(`{"jsonrpc":"2.0","id":"early","method":"tools/call","params":{"name":"scan","arguments":{}}}`)
+	wantRPCError(b, c.next(30*time.Second), "early", -32600)
+	c.ping(4999)
 	c.sendLine(initLine)
 	if m := c.next(30 * time.Second); m["result"] == nil {
 		b.Fatalf("%s initialize: %v", name, trim(m))
@@ -73,21 +82,24 @@ func (c *child) readOnlyTools() []string {
 	return names
 }
 
-// procFigures samples the process (goroutines are not visible from outside
-// a real binary: threads stand in).
+// procFigures samples the process: RSS, fds and threads from /proc, and
+// goroutines from its scheduler trace.
 func (c *child) procFigures() soakFigures {
 	pid := c.cmd.Process.Pid
-	return soakFigures{status(c.t, pid, "VmRSS"), status(c.t, pid, "VmHWM"), openFDs(c.t, pid), status(c.t, pid, "Threads"), 0}
+	f := soakFigures{status(c.t, pid, "VmRSS"), status(c.t, pid, "VmHWM"), openFDs(c.t, pid), status(c.t, pid, "Threads"), 0}
+	f.Goroutines = c.sched.goroutines(c.t)
+	return f
 }
 
 // BenchmarkServerBinaries builds sweepd, terminald and organizerd from
-// this tree and drives each over stdio: every hostile line of
+// this tree and drives each over stdio: a tools/call before initialize
+// (refused with -32600), every hostile line of
 // TestStdioHostileInput, a 100 MB line, 10 MB arguments and 100,000
 // notifications, each answered and followed by a ping, with peak RSS under
 // stdioMemoryCapKB; then 100,000 calls of each read-only tool (with empty
 // arguments: an error answer is still a full round trip) in the same
-// session, RSS, fds and threads sampled at start and end. Run with
-// -benchtime 1x.
+// session, RSS, fds, threads and goroutines sampled at start and end (see
+// schedTrace). Run with -benchtime 1x.
 func BenchmarkServerBinaries(b *testing.B) {
 	dir := b.TempDir()
 	for _, s := range []string{"sweepd", "terminald", "organizerd"} {
@@ -153,7 +165,7 @@ func soakBinary(b *testing.B, c *child, name string) {
 		}
 	}
 	took, end := time.Since(t0), c.procFigures()
-	fmt.Printf("%s soak: %d calls of each of %v in one session in %s (%.0f calls/s)\n  start: %v\n  end:   %v\n",
+	fmt.Printf("%s soak: %d calls of each of %v in one session in %s (%.0f calls/s); goroutines include the runtime's own\n  start: %v\n  end:   %v\n",
 		name, n, tools, took.Round(time.Millisecond), float64(n*len(tools))/took.Seconds(), start, end)
 	checkSoak(b, start, end)
 }
