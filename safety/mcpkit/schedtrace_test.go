@@ -27,8 +27,9 @@ const schedTraceEnv = "GODEBUG=schedtrace=500,scheddetail=1"
 // goroutines the last whole dump listed.
 type schedTrace struct {
 	mu    sync.Mutex
-	dumps int // whole dumps read
-	last  int // live goroutines in the last whole dump
+	dumps int    // whole dumps read
+	last  int    // live goroutines in the last whole dump
+	text  string // its goroutine lines, for a stall report
 }
 
 func watchSched(r io.ReadCloser) *schedTrace {
@@ -44,21 +45,33 @@ func (st *schedTrace) read(r io.ReadCloser) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 1<<20)
 	n, in := 0, false
+	var text strings.Builder
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.HasPrefix(line, "SCHED ") {
 			if in {
 				st.mu.Lock()
-				st.dumps, st.last = st.dumps+1, n
+				st.dumps, st.last, st.text = st.dumps+1, n, text.String()
 				st.mu.Unlock()
 			}
 			n, in = 0, true
+			text.Reset()
 			continue
 		}
 		if g, ok := strings.CutPrefix(line, "  G"); ok && in && liveG(g) {
 			n++
+			if text.Len() < 64<<10 {
+				text.WriteString(line + "\n")
+			}
 		}
 	}
+}
+
+// lastDump is the goroutine lines of the last whole dump.
+func (st *schedTrace) lastDump() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.text
 }
 
 // liveG reports whether a dump's goroutine line ("12: status=4(select)
