@@ -55,6 +55,7 @@ func beforeInit(msg []byte) (verdict, any) {
 	return lifecycleVerdict(msg, env), requestID(env.ID)
 }
 
+// lifecycleVerdict is beforeInit's verdict on a message with a method.
 func lifecycleVerdict(msg []byte, env envelope) verdict {
 	method := *env.Method
 	isRequest := len(env.ID) > 0 && string(env.ID) != "null"
