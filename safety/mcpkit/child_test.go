@@ -68,10 +68,11 @@ func childServer() *server.MCPServer {
 
 // child is a server process started from the test binary.
 type child struct {
-	t   testing.TB
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out chan map[string]any // stdio: each message the server wrote
+	t     testing.TB
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   chan map[string]any // stdio: each message the server wrote
+	sched *schedTrace         // a built server binary's goroutines
 }
 
 func startChild(t testing.TB, mode string, env ...string) *child {

@@ -67,48 +67,87 @@ func FuzzFileContextURI(f *testing.F) {
 
 // FuzzStdioGate: whatever bytes arrive on stdin, every line the gate
 // passes to the server is within the cap, valid UTF-8 and not a batch, and
-// every answer the gate writes itself is one valid JSON-RPC error.
+// every answer the gate writes itself is one valid JSON-RPC error. Once
+// the session is initialized a short last line without a newline passes
+// whole; before, no request but initialize, ping, server/discover or a
+// 2026-07-28 request passes until an initialize has.
 func FuzzStdioGate(f *testing.F) {
 	for _, s := range []string{
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n", "[1]\n", "\xff\n", "  [\n", "\n\n",
 		"{\"id\":\"x\",\"a\":\"" + strings.Repeat("y", 100) + "\"}\n{}\n", "no newline at the end",
-		"{\"a\":1,\"id\":7," + strings.Repeat("z", 90) + "\n",
+		"{\"a\":1,\"id\":7," + strings.Repeat("z", 90) + "\n", "{\"id\":1,\"method\":\"tools/list\"}\n",
+		"{\"id\":1,\"method\":\"initialize\"}\n{\"id\":2,\"method\":\"x\"}",
 	} {
 		f.Add([]byte(s))
 	}
 	const max = 64
 	f.Fuzz(func(t *testing.T, in []byte) {
-		var out bytes.Buffer
-		passed, err := io.ReadAll(newLineGate(bytes.NewReader(in), &out, max))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range bytes.SplitAfter(passed, []byte("\n")) {
-			if len(line) > max {
-				t.Fatalf("a line of %d bytes passed the %d-byte cap", len(line), max)
+		for _, initialized := range []bool{true, false} {
+			var out bytes.Buffer
+			g := newLineGate(bytes.NewReader(in), &out, max)
+			g.initialized = initialized
+			passed, err := io.ReadAll(g)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if code, _ := screen(line); code != 0 {
-				t.Fatalf("a line the gate refuses passed: %q", line)
+			checkGateOutput(t, in, passed, &out, max)
+			if !initialized {
+				checkLifecycle(t, passed)
+			} else if utf8.Valid(in) && !bytes.Contains(in, []byte("[")) && bytes.Count(in, []byte("\n")) == 0 && len(in) <= max && !bytes.Equal(passed, in) {
+				t.Fatalf("a short last line without a newline did not pass whole: %q → %q", in, passed)
 			}
-		}
-		sc := bufio.NewScanner(&out)
-		for sc.Scan() {
-			var m struct {
-				JSONRPC string
-				ID      any
-				Error   struct{ Code int }
-			}
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil || m.JSONRPC != "2.0" || m.Error.Code > -32000 {
-				t.Fatalf("the gate answered %q", sc.Bytes())
-			}
-		}
-		if len(passed) > len(in) {
-			t.Fatalf("%d bytes passed of %d that arrived", len(passed), len(in))
-		}
-		if utf8.Valid(in) && !bytes.Contains(in, []byte("[")) && bytes.Count(in, []byte("\n")) == 0 && len(in) <= max && !bytes.Equal(passed, in) {
-			t.Fatalf("a short last line without a newline did not pass whole: %q → %q", in, passed)
 		}
 	})
+}
+
+func checkGateOutput(t *testing.T, in, passed []byte, out *bytes.Buffer, max int) {
+	for _, line := range bytes.SplitAfter(passed, []byte("\n")) {
+		if len(line) > max {
+			t.Fatalf("a line of %d bytes passed the %d-byte cap", len(line), max)
+		}
+		if code, _ := screen(line); code != 0 {
+			t.Fatalf("a line the gate refuses passed: %q", line)
+		}
+	}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		var m struct {
+			JSONRPC string
+			ID      any
+			Error   struct{ Code int }
+		}
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil || m.JSONRPC != "2.0" || m.Error.Code > -32000 {
+			t.Fatalf("the gate answered %q", sc.Bytes())
+		}
+	}
+	if len(passed) > len(in) {
+		t.Fatalf("%d bytes passed of %d that arrived", len(passed), len(in))
+	}
+}
+
+// checkLifecycle: in what passed a fresh gate, no request other than
+// initialize, ping and server/discover, and none without a 2026-07-28
+// version in its _meta, comes before the first initialize.
+func checkLifecycle(t *testing.T, passed []byte) {
+	for _, line := range bytes.SplitAfter(passed, []byte("\n")) {
+		var m struct {
+			ID     any
+			Method string
+			Params struct {
+				Meta map[string]any `json:"_meta"`
+			}
+		}
+		if json.Unmarshal(line, &m) != nil || m.Method == "" {
+			continue
+		}
+		if m.Method == "initialize" {
+			return
+		}
+		v, _ := m.Params.Meta["io.modelcontextprotocol/protocolVersion"].(string)
+		if m.ID != nil && m.Method != "ping" && m.Method != "server/discover" && v < "2026-07-28" {
+			t.Fatalf("the request %q passed before initialize", line)
+		}
+	}
 }
 
 // FuzzHTTPRequest sends arbitrary raw HTTP requests through the HTTP path up

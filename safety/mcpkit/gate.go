@@ -41,14 +41,16 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // lineGate sits between stdin and the stdio server. It passes on each
 // line that is at most max bytes of valid UTF-8 and not a JSON-RPC batch,
 // and answers the others itself on out, so the server never holds more
-// than max bytes of one message.
+// than max bytes of one message. Until an initialize request has passed it
+// also keeps the MCP lifecycle (see beforeInit).
 type lineGate struct {
-	src  *bufio.Reader
-	out  io.Writer
-	max  int
-	line []byte // the line being handed on
-	off  int    // how much of line has been read
-	err  error  // the input's error, returned once line is drained
+	src         *bufio.Reader
+	out         io.Writer
+	max         int
+	line        []byte // the line being handed on
+	off         int    // how much of line has been read
+	err         error  // the input's error, returned once line is drained
+	initialized bool   // an initialize request has passed
 }
 
 func newLineGate(r io.Reader, out io.Writer, max int) *lineGate {
@@ -98,6 +100,23 @@ func (g *lineGate) next() {
 	if code, msg := screen(g.line); code != 0 {
 		g.line = g.line[:0]
 		g.reply(nil, code, msg)
+		return
+	}
+	if !g.initialized && len(g.line) > 0 {
+		g.lifecycle()
+	}
+}
+
+// lifecycle applies beforeInit to g.line.
+func (g *lineGate) lifecycle() {
+	switch v, id := beforeInit(g.line); v {
+	case open:
+		g.initialized = true
+	case drop:
+		g.line = g.line[:0]
+	case refuse:
+		g.line = g.line[:0]
+		g.reply(id, codeInvalidRequest, notInitialized)
 	}
 }
 
@@ -151,18 +170,23 @@ func idFromHead(head []byte) any {
 		if err := dec.Decode(&v); err != nil {
 			return nil
 		}
-		if key != "id" {
-			continue
+		if key == "id" {
+			return rpcID(v)
 		}
-		switch id := v.(type) {
-		case string:
+	}
+	return nil
+}
+
+// rpcID returns v, decoded with UseNumber, when it is an id to echo in an
+// error: a string or an integer; else nil.
+func rpcID(v any) any {
+	switch id := v.(type) {
+	case string:
+		return id
+	case json.Number:
+		if _, err := strconv.ParseInt(string(id), 10, 64); err == nil {
 			return id
-		case json.Number:
-			if _, err := strconv.ParseInt(string(id), 10, 64); err == nil {
-				return id
-			}
 		}
-		return nil
 	}
 	return nil
 }

@@ -22,16 +22,23 @@ const httpMemoryCapKB = 96 << 10
 
 // startHTTPChild starts a server process on a free loopback port and waits
 // until it listens.
-func startHTTPChild(t *testing.T, env ...string) (*child, string) {
+func startHTTPChild(t testing.TB, env ...string) (*child, string) {
 	t.Helper()
 	addr := freeAddr(t)
 	c := startChild(t, "http="+addr, env...)
+	waitListening(t, addr)
+	return c, addr
+}
+
+// waitListening waits up to 20 s for a server to listen on addr.
+func waitListening(t testing.TB, addr string) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		conn, err := net.Dial("tcp", addr)
 		if err == nil {
 			conn.Close()
-			return c, addr
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("server did not listen: %v", err)

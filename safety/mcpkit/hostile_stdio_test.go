@@ -71,6 +71,56 @@ var hostileLines = []struct {
 const initLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",` +
 	`"capabilities":{},"clientInfo":{"name":"hostile","version":"1"}}}`
 
+// modernToolsList is a tools/list of the stateless 2026-07-28 protocol,
+// which has no initialize: the request declares its version in _meta.
+const modernToolsList = `{"jsonrpc":"2.0","id":"modern","method":"tools/list","params":{"_meta":{` +
+	`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+
+// stdioLifecycle is the start of TestStdioHostileInput: the MCP lifecycle
+// before initialize (requests other than ping refused with -32600 naming
+// the reason, notifications ignored, pings answered after each step, a
+// 2026-07-28 request served), then initialize and a first call.
+func stdioLifecycle(t *testing.T, step func(string, func(*testing.T)), c *child) {
+	for _, tc := range []struct{ name, line, id string }{
+		{"tools call before initialize", `{"jsonrpc":"2.0","id":"early","method":"tools/call","params":{"name":"echo","arguments":{}}}`, "early"},
+		{"tools list before initialize", `{"jsonrpc":"2.0","id":11,"method":"tools/list"}`, "11"},
+		{"unknown method before initialize", `{"jsonrpc":"2.0","id":12,"method":"no/such/method"}`, "12"},
+		{"wrong jsonrpc version before initialize", `{"jsonrpc":"1.0","id":13,"method":"resources/list"}`, "13"},
+	} {
+		step(tc.name, func(t *testing.T) {
+			c.sendLine(tc.line)
+			m := c.next(10 * time.Second)
+			wantRPCError(t, m, tc.id, -32600)
+			if msg := fmt.Sprint(m["error"].(map[string]any)["message"]); !strings.Contains(msg, "not initialized") {
+				t.Errorf("the error does not name the reason: %s", msg)
+			}
+		})
+	}
+	step("notifications before initialize are ignored", func(t *testing.T) {
+		c.sendLine(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		c.sendLine(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`)
+		c.sendLine(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"early"}}`)
+		c.sendLine(`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	})
+	step("a 2026-07-28 request needs no initialize", func(t *testing.T) {
+		c.sendLine(modernToolsList)
+		if m := c.next(10 * time.Second); m["id"] != "modern" || m["result"] == nil {
+			t.Fatalf("2026-07-28 tools/list before initialize: %v", trim(m))
+		}
+	})
+	step("initialize, then calls are served", func(t *testing.T) {
+		c.sendLine(initLine)
+		if m := c.next(10 * time.Second); m["result"] == nil {
+			t.Fatalf("initialize: %v", trim(m))
+		}
+		c.sendLine(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		c.sendLine(`{"jsonrpc":"2.0","id":"late","method":"tools/call","params":{"name":"echo","arguments":{"path":"p"}}}`)
+		if m := c.next(10 * time.Second); m["id"] != "late" || m["result"] == nil {
+			t.Fatalf("tools/call after initialize: %v", trim(m))
+		}
+	})
+}
+
 // TestStdioHostileInput drives a server process over stdio with each
 // hostile input of issue 11 in turn: each gets its JSON-RPC error (or is
 // ignored where the spec says so), a ping after each proves the server
@@ -87,19 +137,7 @@ func TestStdioHostileInput(t *testing.T) {
 			c.ping(ping)
 		})
 	}
-	step("tools call before initialize", func(t *testing.T) {
-		c.sendLine(`{"jsonrpc":"2.0","id":"early","method":"tools/call","params":{"name":"echo","arguments":{}}}`)
-		m := c.next(10 * time.Second)
-		if m["id"] != "early" || (m["error"] == nil && m["result"] == nil) {
-			t.Fatalf("tools/call before initialize: %v", trim(m))
-		}
-		t.Logf("tools/call before initialize answered: %v", trim(m))
-		c.sendLine(initLine)
-		if m := c.next(10 * time.Second); m["result"] == nil {
-			t.Fatalf("initialize: %v", trim(m))
-		}
-		c.sendLine(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	})
+	stdioLifecycle(t, step, c)
 	for _, tc := range hostileLines {
 		step(tc.name, func(t *testing.T) {
 			c.sendLine(tc.line)
