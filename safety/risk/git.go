@@ -204,11 +204,25 @@ func (g *SummaryGit) text() string {
 	return "git: " + commas(g.Tracked) + " tracked, " + commas(g.Untracked) + " untracked, " + commas(g.Ignored) + " ignored\n"
 }
 
-// gitCounter counts a summary's files by their git facts.
+// gitCounter counts a summary's files by their git facts. It keeps what
+// holds for the directory of the last file counted (a walk counts a
+// directory's files one after another), so a file costs one search among
+// its directory's tracked paths and one match per ignore file that
+// applies, not a search of the whole index and a climb to the top.
 type gitCounter struct {
 	root *jail.Root
 	repo *gitRepo
 	out  *SummaryGit
+	at   *gitDirFacts // nil before the first file
+}
+
+// gitDirFacts is what the repository's git files say about the entries of
+// one directory.
+type gitDirFacts struct {
+	dir     string   // "" for the top
+	tracked []string // the tracked paths under dir (each holding dir's prefix)
+	skip    int      // the length of that prefix: len(dir)+1, or 0 at the top
+	ign     ignoreScope
 }
 
 // summaryGit prepares the git counts of a summary of root, or returns nil
@@ -227,19 +241,39 @@ func (e *Engine) summaryGit(root *jail.Root, s *Summary) *gitCounter {
 }
 
 // count adds the file rel to the git counts and reports whether git
-// ignores it.
+// ignores it. It answers as r.facts(root, rel, false) does.
 func (g *gitCounter) count(rel string) (ignored bool) {
 	if g == nil || inGitDir(rel) {
 		return false
 	}
-	f := g.repo.facts(g.root, rel, false)
+	dir := parentOf(rel)
+	if g.at == nil || g.at.dir != dir {
+		g.at = g.repo.dirFacts(g.root, dir)
+	}
+	a := g.at
+	name := rel[a.skip:]
+	i := sort.Search(len(a.tracked), func(i int) bool { return a.tracked[i][a.skip:] >= name })
 	switch {
-	case f.Tracked:
+	case i < len(a.tracked) && a.tracked[i][a.skip:] == name:
 		g.out.Tracked++
-	case f.Ignored:
+	case a.ign.ignores(rel, false) != nil:
 		g.out.Ignored++
+		return true
 	default:
 		g.out.Untracked++
 	}
-	return f.Ignored
+	return false
+}
+
+// dirFacts gathers what holds for the entries of dir ("" for the top).
+func (r *gitRepo) dirFacts(root *jail.Root, dir string) *gitDirFacts {
+	a := &gitDirFacts{dir: dir, tracked: r.tracked}
+	if dir != "" {
+		prefix := dir + "/"
+		lo := sort.SearchStrings(r.tracked, prefix)
+		n := sort.Search(len(r.tracked)-lo, func(i int) bool { return !strings.HasPrefix(r.tracked[lo+i], prefix) })
+		a.tracked, a.skip = r.tracked[lo:lo+n], len(prefix)
+	}
+	a.ign = r.ign.scope(root, dir)
+	return a
 }

@@ -278,6 +278,91 @@ func TestGitIgnoreAgreesWithCheckIgnore(t *testing.T) {
 	}
 }
 
+// TestGitSummaryCountsAgreeWithGit compares the summary's git counts
+// (which keep each directory's facts while its files are counted) with
+// git on generated repositories: tracked is what git ls-files lists
+// (ignored files added with -f among them), ignored what git check-ignore
+// --no-index excludes among the rest. Every file's count also agrees with
+// its descriptor's git facts.
+func TestGitSummaryCountsAgreeWithGit(t *testing.T) {
+	for seed := int64(1); seed <= 12; seed++ {
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			home := gitEnv(t)
+			dir := gitInit(t)
+			rng := rand.New(rand.NewSource(seed))
+			genRepo(t, rng, dir, home)
+			files := repoFiles(t, dir)
+			var add []string
+			for _, f := range files {
+				if rng.Intn(3) == 0 {
+					add = append(add, f)
+				}
+			}
+			if len(add) > 0 {
+				runGit(t, dir, strings.Join(add, "\x00")+"\x00", "add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul")
+			}
+			tracked := map[string]bool{}
+			for _, f := range strings.Split(runGit(t, dir, "", "ls-files", "-z"), "\x00") {
+				tracked[f] = f != ""
+			}
+			ignored := checkIgnore(t, dir, home, files)
+			var want SummaryGit
+			for _, f := range files {
+				switch {
+				case tracked[f]:
+					want.Tracked++
+				case ignored[f] != "":
+					want.Ignored++
+				default:
+					want.Untracked++
+				}
+			}
+			e := newEngine(t, Options{})
+			root := openRoot(t, dir)
+			s, err := e.Summarize(context.Background(), root, ".", SummaryLimits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Git == nil || *s.Git != want {
+				t.Fatalf("summary git %+v, git says %+v", s.Git, want)
+			}
+			g := e.summaryGit(root, &Summary{})
+			r := e.gitRepo(root, rootKey(root))
+			for _, f := range files {
+				f0 := r.facts(root, f, false)
+				if g.count(f) != f0.Ignored || f0.Tracked != tracked[f] {
+					t.Errorf("%s: count and facts %+v disagree (git: tracked %v)", f, f0, tracked[f])
+				}
+			}
+		})
+	}
+}
+
+// repoFiles lists the regular files under dir outside .git, sorted, as
+// slash-separated relative paths.
+func repoFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case rel == ".git":
+			return fs.SkipDir
+		case d.Type().IsRegular():
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
 // TestGitDescriptorsAndSummary: a tracked .env keeps HIGH_RISK and
 // suggests CONSULT_HISTORY; an ignored file no rule marks is IGNORABLE
 // with git's reason; an ignored .env stays HIGH_RISK; the summary counts

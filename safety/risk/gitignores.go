@@ -135,47 +135,80 @@ func (s *ignoreStack) dir(root *jail.Root, d string) *gitDir {
 	return g
 }
 
-// lookup finds the line deciding p, a path in the directory parent, among
-// the .gitignore files of parent and its ancestors (deepest first), then
-// info/exclude and the global file.
-func (s *ignoreStack) lookup(root *jail.Root, p string, isDir bool, parent string) *ignoreHit {
-	for d := parent; ; d = parentOf(d) {
-		if l := s.dir(root, d).list; l != nil {
-			sub := p
-			if d != "" {
-				sub = p[len(d)+1:]
-			}
-			if matched, negated, line := l.m.MatchSelf(sub, isDir); matched {
-				return &ignoreHit{list: l, line: line, negated: negated}
-			}
+// ignoreScope is the ignore sources that apply to the entries of one
+// directory, in git's order: the directory's and its ancestors'
+// .gitignore files (deepest first), then info/exclude and the global
+// file; or, when the directory or an ancestor is excluded, that line.
+type ignoreScope struct {
+	excludedBy *ignoreHit
+	lists      []*ignoreList
+}
+
+// scope returns the ignore sources applying to the entries of the
+// directory d ("" for the top).
+func (s *ignoreStack) scope(root *jail.Root, d string) ignoreScope {
+	if g := s.dir(root, d); g.excludedBy != nil {
+		return ignoreScope{excludedBy: g.excludedBy}
+	}
+	var sc ignoreScope
+	for p := d; ; p = parentOf(p) {
+		if l := s.dir(root, p).list; l != nil {
+			sc.lists = append(sc.lists, l)
 		}
-		if d == "" {
+		if p == "" {
 			break
 		}
 	}
 	for _, l := range []*ignoreList{s.info, s.global} {
-		if l == nil {
-			continue
+		if l != nil {
+			sc.lists = append(sc.lists, l)
 		}
-		if matched, negated, line := l.m.MatchSelf(p, isDir); matched {
+	}
+	return sc
+}
+
+// decide finds the line deciding p, an entry of the scope's directory:
+// the first source with a matching line decides, by its last matching
+// line. It returns nil when no line matches.
+func (sc *ignoreScope) decide(p string, isDir bool) *ignoreHit {
+	for _, l := range sc.lists {
+		sub := p
+		if l.base != "" {
+			sub = p[len(l.base)+1:]
+		}
+		if matched, negated, line := l.m.MatchSelf(sub, isDir); matched {
 			return &ignoreHit{list: l, line: line, negated: negated}
 		}
 	}
 	return nil
 }
 
+// ignores returns the line excluding p, an entry of the scope's
+// directory, or nil when git's ignore rules do not exclude it.
+func (sc *ignoreScope) ignores(p string, isDir bool) *ignoreHit {
+	if sc.excludedBy != nil {
+		return sc.excludedBy
+	}
+	if h := sc.decide(p, isDir); h != nil && !h.negated {
+		return h
+	}
+	return nil
+}
+
+// lookup finds the line deciding p, a path in the directory parent, among
+// the .gitignore files of parent and its ancestors (deepest first), then
+// info/exclude and the global file.
+func (s *ignoreStack) lookup(root *jail.Root, p string, isDir bool, parent string) *ignoreHit {
+	sc := s.scope(root, parent)
+	return sc.decide(p, isDir)
+}
+
 // ignored reports whether git's ignore rules exclude p (clean, relative to
 // the repository's top, not "."), and the deciding line.
 func (s *ignoreStack) ignored(root *jail.Root, p string, isDir bool) (bool, *ignoreHit) {
-	parent := s.dir(root, parentOf(p))
-	if parent.excludedBy != nil {
-		return true, parent.excludedBy
-	}
-	h := s.lookup(root, p, isDir, parentOf(p))
-	if h == nil || h.negated {
-		return false, nil
-	}
-	return true, h
+	sc := s.scope(root, parentOf(p))
+	h := sc.ignores(p, isDir)
+	return h != nil, h
 }
 
 func itoa(n int) string {
