@@ -69,9 +69,7 @@ type bigrams [4]uint64
 // addText adds each pair of adjacent bytes of t.
 func (b *bigrams) addText(t string) {
 	for i := 1; i < len(t); i++ {
-		x := ((uint64(t[i-1])<<8 | uint64(t[i])) + 0x9e3779b97f4a7c15) * 0xbf58476d1ce4e5b9
-		x = (x ^ x>>31) * 0x94d049bb133111eb
-		h := x >> 56
+		h := (uint32(t[i-1])<<8 | uint32(t[i])) * 0x85ebca6b >> 24
 		b[h>>6] |= 1 << (h & 63)
 	}
 }
