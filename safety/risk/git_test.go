@@ -283,7 +283,7 @@ func TestGitIgnoreAgreesWithCheckIgnore(t *testing.T) {
 // git on generated repositories: tracked is what git ls-files lists
 // (ignored files added with -f among them), ignored what git check-ignore
 // --no-index excludes among the rest. Every file's count also agrees with
-// its descriptor's git facts.
+// its descriptor's git facts, counted in walk order and backwards.
 func TestGitSummaryCountsAgreeWithGit(t *testing.T) {
 	for seed := int64(1); seed <= 12; seed++ {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
@@ -326,12 +326,20 @@ func TestGitSummaryCountsAgreeWithGit(t *testing.T) {
 			if s.Git == nil || *s.Git != want {
 				t.Fatalf("summary git %+v, git says %+v", s.Git, want)
 			}
-			g := e.summaryGit(root, &Summary{})
+			// In walk order, then backwards (the counter's cursors must
+			// not depend on the order).
 			r := e.gitRepo(root, rootKey(root))
-			for _, f := range files {
-				f0 := r.facts(root, f, false)
-				if g.count(f) != f0.Ignored || f0.Tracked != tracked[f] {
-					t.Errorf("%s: count and facts %+v disagree (git: tracked %v)", f, f0, tracked[f])
+			for _, order := range []string{"walk", "backwards"} {
+				g := e.summaryGit(root, &Summary{})
+				for i := range files {
+					f := files[i]
+					if order == "backwards" {
+						f = files[len(files)-1-i]
+					}
+					f0 := r.facts(root, f, false)
+					if g.count(f) != f0.Ignored || f0.Tracked != tracked[f] {
+						t.Errorf("%s, %s order: count and facts %+v disagree (git: tracked %v)", f, order, f0, tracked[f])
+					}
 				}
 			}
 		})
