@@ -45,10 +45,14 @@ type gitRepo struct {
 	none       bool // no .git at the root's top (remembered for rootRecheck)
 }
 
-// gitCache holds each root's gitRepo; the zero value is ready.
+// gitCache holds each root's gitRepo, and the roots ClassifyPath opened by
+// path (gitpath.go); the zero value is ready.
 type gitCache struct {
 	mu    sync.Mutex
 	repos map[string]*gitRepo
+
+	heldOnce sync.Once
+	held     *heldRoots
 }
 
 // gitRepo returns the git files of the root known by key, or nil when the

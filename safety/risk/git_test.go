@@ -444,6 +444,96 @@ func TestGitDescriptorsAndSummary(t *testing.T) {
 	}
 }
 
+// TestClassifyPathGivesGitFacts: ClassifyPath (rules, no content) carries
+// the git facts Classify's descriptor has: a tracked .env suggests
+// CONSULT_HISTORY, an ignored file no rule marks is IGNORABLE with git's
+// reason, an ignored .env stays HIGH_RISK, a path that does not exist is
+// answered by the ignore rules alone, and a directory holding tracked
+// files is tracked. Each is asked twice (the second call reuses the held
+// root and the cached repository).
+func TestClassifyPathGivesGitFacts(t *testing.T) {
+	gitEnv(t)
+	dir := gitInit(t)
+	write(t, dir, ".gitignore", "*.out\n.env.local\n")
+	write(t, dir, ".env", "A=1\n")
+	write(t, dir, ".env.local", "A=1\n")
+	write(t, dir, "run.out", "x\n")
+	write(t, dir, "src/main.go", "package main\n")
+	write(t, dir, "notes.txt", "hi\n")
+	runGit(t, dir, "", "add", ".gitignore", ".env", "src/main.go")
+	e := newEngine(t, Options{})
+	cases := []struct {
+		rel     string
+		isDir   bool
+		git     GitFacts
+		imp     Importance
+		action  Action
+		because string
+	}{
+		{".env", false, GitFacts{Tracked: true}, HighRisk, ConsultHistory, "tracked by git"},
+		{".env.local", false, GitFacts{Ignored: true, IgnoredBy: ".gitignore:2: .env.local"}, HighRisk, ReadOnly, ""},
+		{"run.out", false, GitFacts{Ignored: true, IgnoredBy: ".gitignore:1: *.out"}, Ignorable, SafeToIgnore, "ignored by git (.gitignore:1: *.out)"},
+		{"later.out", false, GitFacts{Ignored: true, IgnoredBy: ".gitignore:1: *.out"}, Ignorable, SafeToIgnore, "ignored by git"},
+		{"notes.txt", false, GitFacts{}, Normal, "", ""},
+		{"src", true, GitFacts{Tracked: true}, Normal, "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(caseName(tc.rel), func(t *testing.T) {
+			for call := 1; call <= 2; call++ {
+				d, err := e.ClassifyPath(dir, tc.rel, tc.isDir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				md := d.Metadata
+				if md.Git == nil || *md.Git != tc.git || md.Importance != tc.imp ||
+					(tc.action != "" && md.SuggestedAction != tc.action) {
+					t.Fatalf("call %d: git %+v importance %s action %s, want %+v %s %s", call, md.Git, md.Importance, md.SuggestedAction, tc.git, tc.imp, tc.action)
+				}
+				if tc.because != "" && !slices.ContainsFunc(md.Reasons, func(r string) bool { return strings.HasPrefix(r, tc.because) }) {
+					t.Fatalf("call %d: reasons %q lack %q", call, md.Reasons, tc.because)
+				}
+			}
+		})
+	}
+}
+
+// TestClassifyPathFollowsAReplacedRoot: the root ClassifyPath holds open
+// is re-checked; when its path comes to name another directory (a
+// repository moved aside, a plain directory put in its place), the facts
+// are the new directory's, and the old root is closed.
+func TestClassifyPathFollowsAReplacedRoot(t *testing.T) {
+	gitEnv(t)
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "repo")
+	runGit(t, parent, "", "init", "-q", "repo")
+	write(t, dir, ".env", "A=1\n")
+	runGit(t, dir, "", "add", ".env")
+	e := newEngine(t, Options{})
+	d, err := e.ClassifyPath(dir, ".env", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Metadata.Git == nil || !d.Metadata.Git.Tracked {
+		t.Fatalf("before: git %+v", d.Metadata.Git)
+	}
+	old := e.heldRootsOf().roots[cleanKey(dir)]
+	if err := os.Rename(dir, filepath.Join(parent, "aside")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, ".env", "A=1\n")
+	waitRecheck()
+	d, err = e.ClassifyPath(dir, ".env", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Metadata.Git != nil || d.Metadata.SuggestedAction == ConsultHistory {
+		t.Fatalf("after the replacement: git %+v, action %s", d.Metadata.Git, d.Metadata.SuggestedAction)
+	}
+	if old == nil || !old.stale || old.users != 0 || e.heldRootsOf().roots[cleanKey(dir)] == old {
+		t.Fatalf("the replaced root is still held: %+v", old)
+	}
+}
+
 func TestNoGitFactsOutsideARepository(t *testing.T) {
 	gitEnv(t)
 	dir := t.TempDir()
