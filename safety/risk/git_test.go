@@ -100,19 +100,42 @@ func TestGitIndexVersionsAgreeWithLsFiles(t *testing.T) {
 }
 
 // TestGitIndexRefusals: what the parser cannot read faithfully is refused
-// with a reason, and the radar carries on without git facts.
+// with a reason, and the radar carries on without git facts. Split and
+// sparse indexes are made by real git, by command and by configuration
+// (core.splitIndex, index.sparse); for those, the remedy docs/radar.md
+// gives makes git write an index the radar reads again, with every
+// tracked path (those a sparse directory entry hid included).
 func TestGitIndexRefusals(t *testing.T) {
 	cases := []struct {
-		name, want string
-		setup      func(t *testing.T, dir string)
+		name, want    string
+		setup, remedy func(t *testing.T, dir string)
 	}{
 		{"split index", "split", func(t *testing.T, dir string) {
 			runGit(t, dir, "", "update-index", "--split-index")
+		}, func(t *testing.T, dir string) {
+			runGit(t, dir, "", "update-index", "--no-split-index")
+		}},
+		{"split index by config", "split", func(t *testing.T, dir string) {
+			runGit(t, dir, "", "config", "core.splitIndex", "true")
+			write(t, dir, "other/c.txt", "c")
+			runGit(t, dir, "", "add", "other/c.txt")
+		}, func(t *testing.T, dir string) {
+			runGit(t, dir, "", "config", "core.splitIndex", "false")
+			runGit(t, dir, "", "update-index", "--no-split-index")
 		}},
 		{"sparse index", "sparse", func(t *testing.T, dir string) {
 			runGit(t, dir, "", "commit", "-q", "-m", "one")
 			runGit(t, dir, "", "sparse-checkout", "init", "--cone", "--sparse-index")
 			runGit(t, dir, "", "sparse-checkout", "set", "keep")
+		}, func(t *testing.T, dir string) {
+			runGit(t, dir, "", "sparse-checkout", "disable")
+		}},
+		{"sparse index by config", "sparse", func(t *testing.T, dir string) {
+			runGit(t, dir, "", "commit", "-q", "-m", "one")
+			runGit(t, dir, "", "config", "index.sparse", "true")
+			runGit(t, dir, "", "sparse-checkout", "set", "--cone", "keep")
+		}, func(t *testing.T, dir string) {
+			runGit(t, dir, "", "sparse-checkout", "set", "--no-sparse-index")
 		}},
 		{"version 5", "version 5", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, ".git", "index")
@@ -121,7 +144,7 @@ func TestGitIndexRefusals(t *testing.T) {
 			if err := os.WriteFile(p, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}},
+		}, nil},
 		{"bad checksum", "checksum", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, ".git", "index")
 			data := readIndex(t, dir)
@@ -129,7 +152,7 @@ func TestGitIndexRefusals(t *testing.T) {
 			if err := os.WriteFile(p, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}},
+		}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,23 +167,50 @@ func TestGitIndexRefusals(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("parse error %v, want one saying %q", err, tc.want)
 			}
-			e := newEngine(t, Options{})
-			root := openRoot(t, dir)
-			d, err := e.Classify(root, ".env")
-			if err != nil {
-				t.Fatal(err)
+			checkRefusedEverywhere(t, dir, tc.want)
+			if tc.remedy == nil {
+				return
 			}
-			if d.Metadata.Git != nil || d.Metadata.Importance != HighRisk {
-				t.Fatalf("descriptor with a refused index: git %+v, importance %s", d.Metadata.Git, d.Metadata.Importance)
-			}
-			s, err := e.Summarize(context.Background(), root, ".", SummaryLimits{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s.Git == nil || !strings.Contains(s.Git.Refused, tc.want) || s.Git.Tracked+s.Git.Untracked+s.Git.Ignored != 0 {
-				t.Fatalf("summary git %+v, want a refusal saying %q and no counts", s.Git, tc.want)
+			tc.remedy(t, dir)
+			got, err := parseGitIndex(readIndex(t, dir))
+			want := strings.Split(strings.TrimSuffix(runGit(t, dir, "", "ls-files", "-z"), "\x00"), "\x00")
+			slices.Sort(want)
+			if err != nil || !slices.Equal(got, want) || !slices.Contains(got, "other/b.txt") {
+				t.Fatalf("after the remedy: %v, paths %q, git ls-files %q", err, got, want)
 			}
 		})
+	}
+}
+
+// checkRefusedEverywhere: with the index of dir refused, Classify and
+// ClassifyPath give no git facts (a tracked .env keeps HIGH_RISK without
+// CONSULT_HISTORY) and the summary states the refusal without counts.
+func checkRefusedEverywhere(t *testing.T, dir, want string) {
+	t.Helper()
+	e := newEngine(t, Options{})
+	root := openRoot(t, dir)
+	d, err := e.Classify(root, ".env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp, err := e.ClassifyPath(dir, ".env", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, md := range []Metadata{d.Metadata, dp.Metadata} {
+		if md.Git != nil || md.Importance != HighRisk || md.SuggestedAction == ConsultHistory {
+			t.Fatalf("descriptor with a refused index: git %+v, importance %s, action %s", md.Git, md.Importance, md.SuggestedAction)
+		}
+	}
+	s, err := e.Summarize(context.Background(), root, ".", SummaryLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Git == nil || !strings.Contains(s.Git.Refused, want) || s.Git.Tracked+s.Git.Untracked+s.Git.Ignored != 0 {
+		t.Fatalf("summary git %+v, want a refusal saying %q and no counts", s.Git, want)
+	}
+	if !strings.Contains(s.Text(), "git: not read (") {
+		t.Fatalf("summary text lacks the refusal:\n%s", s.Text())
 	}
 }
 
