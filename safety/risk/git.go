@@ -115,12 +115,18 @@ func readTracked(root *jail.Root, st stamp) (paths []string, refused string) {
 		return nil, "the index file could not be opened"
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxIndexBytes+1))
+	// One read into a buffer of the file's size: io.ReadAll's doubling
+	// would copy and clear a big index many times over.
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, "the index file could not be read"
 	}
-	if len(data) > maxIndexBytes {
+	if fi.Size() > maxIndexBytes {
 		return nil, "the index file is larger than 256 MiB"
+	}
+	data := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, "the index file could not be read"
 	}
 	paths, err = parseGitIndex(data)
 	if err != nil {
