@@ -34,12 +34,11 @@ func (h *ignoreHit) String() string {
 	return h.list.source + ":" + itoa(h.line+1) + ": " + strings.TrimSuffix(h.list.lines[h.line], "\r")
 }
 
-// gitDir is what the ignore rules say about one directory: the line
-// excluding it or an ancestor (nil when none), and its own .gitignore
-// (nil when it has none or when it is excluded: git does not read it then).
+// gitDir is what the ignore rules say about one directory and its
+// entries: the ignore sources that apply to its entries, or the line
+// excluding it or an ancestor (then git reads no .gitignore inside it).
 type gitDir struct {
-	excludedBy *ignoreHit
-	list       *ignoreList
+	scope ignoreScope
 }
 
 // ignoreStack applies a repository's ignore sources as git does: for a
@@ -111,20 +110,31 @@ func (s *ignoreStack) dir(root *jail.Root, d string) *gitDir {
 		return g
 	}
 	g = &gitDir{}
-	if d != "" {
+	var tail []*ignoreList
+	if d == "" {
+		for _, l := range []*ignoreList{s.info, s.global} {
+			if l != nil {
+				tail = append(tail, l)
+			}
+		}
+	} else {
 		parent := s.dir(root, parentOf(d))
-		if parent.excludedBy != nil {
-			g.excludedBy = parent.excludedBy
-		} else if h := s.lookup(root, d, true, parentOf(d)); h != nil && !h.negated {
-			g.excludedBy = h
+		tail = parent.scope.lists
+		if parent.scope.excludedBy != nil {
+			g.scope.excludedBy = parent.scope.excludedBy
+		} else if h := parent.scope.decide(d, true); h != nil && !h.negated {
+			g.scope.excludedBy = h
 		}
 	}
-	if g.excludedBy == nil {
+	if g.scope.excludedBy == nil {
 		name := ".gitignore"
 		if d != "" {
 			name = d + "/.gitignore"
 		}
-		g.list = readIgnoreFile(root, name, name, d)
+		g.scope.lists = tail
+		if l := readIgnoreFile(root, name, name, d); l != nil {
+			g.scope.lists = append([]*ignoreList{l}, tail...)
+		}
 	}
 	s.mu.Lock()
 	if len(s.dirs) >= memoLimit {
@@ -147,24 +157,7 @@ type ignoreScope struct {
 // scope returns the ignore sources applying to the entries of the
 // directory d ("" for the top).
 func (s *ignoreStack) scope(root *jail.Root, d string) ignoreScope {
-	if g := s.dir(root, d); g.excludedBy != nil {
-		return ignoreScope{excludedBy: g.excludedBy}
-	}
-	var sc ignoreScope
-	for p := d; ; p = parentOf(p) {
-		if l := s.dir(root, p).list; l != nil {
-			sc.lists = append(sc.lists, l)
-		}
-		if p == "" {
-			break
-		}
-	}
-	for _, l := range []*ignoreList{s.info, s.global} {
-		if l != nil {
-			sc.lists = append(sc.lists, l)
-		}
-	}
-	return sc
+	return s.dir(root, d).scope
 }
 
 // decide finds the line deciding p, an entry of the scope's directory:
@@ -193,14 +186,6 @@ func (sc *ignoreScope) ignores(p string, isDir bool) *ignoreHit {
 		return h
 	}
 	return nil
-}
-
-// lookup finds the line deciding p, a path in the directory parent, among
-// the .gitignore files of parent and its ancestors (deepest first), then
-// info/exclude and the global file.
-func (s *ignoreStack) lookup(root *jail.Root, p string, isDir bool, parent string) *ignoreHit {
-	sc := s.scope(root, parent)
-	return sc.decide(p, isDir)
 }
 
 // ignored reports whether git's ignore rules exclude p (clean, relative to
