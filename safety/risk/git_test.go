@@ -584,6 +584,51 @@ func TestClassifyPathFollowsAReplacedRoot(t *testing.T) {
 	}
 }
 
+// TestClassifyPathConcurrentCallsShareTheHeldRoot: calls from several
+// goroutines, across the root's re-check, all get the git facts, and no
+// call is left holding the root afterwards (run with -race to check the
+// held roots' locking).
+func TestClassifyPathConcurrentCallsShareTheHeldRoot(t *testing.T) {
+	gitEnv(t)
+	dir := gitInit(t)
+	write(t, dir, ".env", "A=1\n")
+	runGit(t, dir, "", "add", ".env")
+	e := newEngine(t, Options{})
+	deadline := time.Now().Add(2*rootRecheck + 50*time.Millisecond)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for time.Now().Before(deadline) {
+				d, err := e.ClassifyPath(dir, ".env", false)
+				if err == nil && d.Metadata.SuggestedAction != ConsultHistory {
+					err = fmt.Errorf("action %s, git %+v", d.Metadata.SuggestedAction, d.Metadata.Git)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs := e.heldRootsOf()
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	for k, h := range hs.roots {
+		if h.users != 0 || h.stale {
+			t.Fatalf("%s still held after the calls: %+v", k, h)
+		}
+	}
+	if len(hs.roots) != 1 {
+		t.Fatalf("%d roots held, want 1", len(hs.roots))
+	}
+}
+
 func TestNoGitFactsOutsideARepository(t *testing.T) {
 	gitEnv(t)
 	dir := t.TempDir()
