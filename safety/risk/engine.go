@@ -423,15 +423,19 @@ func CleanRel(rel string) (string, error) {
 	return c, nil
 }
 
-// ClassifyPath classifies rel under the directory root by rules alone: no
-// file is opened except the root's marker files and project rule file.
+// ClassifyPath classifies rel under the directory root by rules and, when
+// root is a repository's top, by the git facts Classify gives (git.go:
+// tracked, ignored, CONSULT_HISTORY, IGNORABLE), without reading rel's
+// content. Only the root's marker files, its project rule file and its
+// git files (.git/index, .gitignore files, info/exclude, the global
+// excludes file) are read, through package jail; git is never run. The
+// root stays open between calls (gitpath.go).
 func (e *Engine) ClassifyPath(root, rel string, isDir bool) (Descriptor, error) {
 	rel, err := CleanRel(rel)
 	if err != nil {
 		return Descriptor{}, err
 	}
-	st := e.state(cleanKey(root), pathOpener(root))
-	return st.describe(rel, isDir, nil, false, false), nil
+	return e.classifyPath(root, rel, isDir), nil
 }
 
 // matches collects every rule matching rel, winner first. It gives the

@@ -45,10 +45,14 @@ type gitRepo struct {
 	none       bool // no .git at the root's top (remembered for rootRecheck)
 }
 
-// gitCache holds each root's gitRepo; the zero value is ready.
+// gitCache holds each root's gitRepo, and the roots ClassifyPath opened by
+// path (gitpath.go); the zero value is ready.
 type gitCache struct {
 	mu    sync.Mutex
 	repos map[string]*gitRepo
+
+	heldOnce sync.Once
+	held     *heldRoots
 }
 
 // gitRepo returns the git files of the root known by key, or nil when the
@@ -111,12 +115,18 @@ func readTracked(root *jail.Root, st stamp) (paths []string, refused string) {
 		return nil, "the index file could not be opened"
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxIndexBytes+1))
+	// One read into a buffer of the file's size: io.ReadAll's doubling
+	// would copy and clear a big index many times over.
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, "the index file could not be read"
 	}
-	if len(data) > maxIndexBytes {
+	if fi.Size() > maxIndexBytes {
 		return nil, "the index file is larger than 256 MiB"
+	}
+	data := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, "the index file could not be read"
 	}
 	paths, err = parseGitIndex(data)
 	if err != nil {
@@ -202,44 +212,4 @@ func (g *SummaryGit) text() string {
 		return "git: not read (" + g.Refused + ")\n"
 	}
 	return "git: " + commas(g.Tracked) + " tracked, " + commas(g.Untracked) + " untracked, " + commas(g.Ignored) + " ignored\n"
-}
-
-// gitCounter counts a summary's files by their git facts.
-type gitCounter struct {
-	root *jail.Root
-	repo *gitRepo
-	out  *SummaryGit
-}
-
-// summaryGit prepares the git counts of a summary of root, or returns nil
-// when the root is not a repository's top. A refused index is reported in
-// s.Git without counts.
-func (e *Engine) summaryGit(root *jail.Root, s *Summary) *gitCounter {
-	r := e.gitRepo(root, rootKey(root))
-	if r == nil {
-		return nil
-	}
-	s.Git = &SummaryGit{Refused: r.refused}
-	if r.refused != "" {
-		return nil
-	}
-	return &gitCounter{root: root, repo: r, out: s.Git}
-}
-
-// count adds the file rel to the git counts and reports whether git
-// ignores it.
-func (g *gitCounter) count(rel string) (ignored bool) {
-	if g == nil || inGitDir(rel) {
-		return false
-	}
-	f := g.repo.facts(g.root, rel, false)
-	switch {
-	case f.Tracked:
-		g.out.Tracked++
-	case f.Ignored:
-		g.out.Ignored++
-	default:
-		g.out.Untracked++
-	}
-	return f.Ignored
 }

@@ -34,12 +34,11 @@ func (h *ignoreHit) String() string {
 	return h.list.source + ":" + itoa(h.line+1) + ": " + strings.TrimSuffix(h.list.lines[h.line], "\r")
 }
 
-// gitDir is what the ignore rules say about one directory: the line
-// excluding it or an ancestor (nil when none), and its own .gitignore
-// (nil when it has none or when it is excluded: git does not read it then).
+// gitDir is what the ignore rules say about one directory and its
+// entries: the ignore sources that apply to its entries, or the line
+// excluding it or an ancestor (then git reads no .gitignore inside it).
 type gitDir struct {
-	excludedBy *ignoreHit
-	list       *ignoreList
+	scope ignoreScope
 }
 
 // ignoreStack applies a repository's ignore sources as git does: for a
@@ -111,20 +110,31 @@ func (s *ignoreStack) dir(root *jail.Root, d string) *gitDir {
 		return g
 	}
 	g = &gitDir{}
-	if d != "" {
+	var tail []*ignoreList
+	if d == "" {
+		for _, l := range []*ignoreList{s.info, s.global} {
+			if l != nil {
+				tail = append(tail, l)
+			}
+		}
+	} else {
 		parent := s.dir(root, parentOf(d))
-		if parent.excludedBy != nil {
-			g.excludedBy = parent.excludedBy
-		} else if h := s.lookup(root, d, true, parentOf(d)); h != nil && !h.negated {
-			g.excludedBy = h
+		tail = parent.scope.lists
+		if parent.scope.excludedBy != nil {
+			g.scope.excludedBy = parent.scope.excludedBy
+		} else if h := parent.scope.decide(d, true); h != nil && !h.negated {
+			g.scope.excludedBy = h
 		}
 	}
-	if g.excludedBy == nil {
+	if g.scope.excludedBy == nil {
 		name := ".gitignore"
 		if d != "" {
 			name = d + "/.gitignore"
 		}
-		g.list = readIgnoreFile(root, name, name, d)
+		g.scope.lists = tail
+		if l := readIgnoreFile(root, name, name, d); l != nil {
+			g.scope.lists = append([]*ignoreList{l}, tail...)
+		}
 	}
 	s.mu.Lock()
 	if len(s.dirs) >= memoLimit {
@@ -135,31 +145,45 @@ func (s *ignoreStack) dir(root *jail.Root, d string) *gitDir {
 	return g
 }
 
-// lookup finds the line deciding p, a path in the directory parent, among
-// the .gitignore files of parent and its ancestors (deepest first), then
-// info/exclude and the global file.
-func (s *ignoreStack) lookup(root *jail.Root, p string, isDir bool, parent string) *ignoreHit {
-	for d := parent; ; d = parentOf(d) {
-		if l := s.dir(root, d).list; l != nil {
-			sub := p
-			if d != "" {
-				sub = p[len(d)+1:]
-			}
-			if matched, negated, line := l.m.MatchSelf(sub, isDir); matched {
-				return &ignoreHit{list: l, line: line, negated: negated}
-			}
+// ignoreScope is the ignore sources that apply to the entries of one
+// directory, in git's order: the directory's and its ancestors'
+// .gitignore files (deepest first), then info/exclude and the global
+// file; or, when the directory or an ancestor is excluded, that line.
+type ignoreScope struct {
+	excludedBy *ignoreHit
+	lists      []*ignoreList
+}
+
+// scope returns the ignore sources applying to the entries of the
+// directory d ("" for the top).
+func (s *ignoreStack) scope(root *jail.Root, d string) ignoreScope {
+	return s.dir(root, d).scope
+}
+
+// decide finds the line deciding p, an entry of the scope's directory:
+// the first source with a matching line decides, by its last matching
+// line. It returns nil when no line matches.
+func (sc *ignoreScope) decide(p string, isDir bool) *ignoreHit {
+	for _, l := range sc.lists {
+		sub := p
+		if l.base != "" {
+			sub = p[len(l.base)+1:]
 		}
-		if d == "" {
-			break
-		}
-	}
-	for _, l := range []*ignoreList{s.info, s.global} {
-		if l == nil {
-			continue
-		}
-		if matched, negated, line := l.m.MatchSelf(p, isDir); matched {
+		if matched, negated, line := l.m.MatchSelf(sub, isDir); matched {
 			return &ignoreHit{list: l, line: line, negated: negated}
 		}
+	}
+	return nil
+}
+
+// ignores returns the line excluding p, an entry of the scope's
+// directory, or nil when git's ignore rules do not exclude it.
+func (sc *ignoreScope) ignores(p string, isDir bool) *ignoreHit {
+	if sc.excludedBy != nil {
+		return sc.excludedBy
+	}
+	if h := sc.decide(p, isDir); h != nil && !h.negated {
+		return h
 	}
 	return nil
 }
@@ -167,15 +191,9 @@ func (s *ignoreStack) lookup(root *jail.Root, p string, isDir bool, parent strin
 // ignored reports whether git's ignore rules exclude p (clean, relative to
 // the repository's top, not "."), and the deciding line.
 func (s *ignoreStack) ignored(root *jail.Root, p string, isDir bool) (bool, *ignoreHit) {
-	parent := s.dir(root, parentOf(p))
-	if parent.excludedBy != nil {
-		return true, parent.excludedBy
-	}
-	h := s.lookup(root, p, isDir, parentOf(p))
-	if h == nil || h.negated {
-		return false, nil
-	}
-	return true, h
+	sc := s.scope(root, parentOf(p))
+	h := sc.ignores(p, isDir)
+	return h != nil, h
 }
 
 func itoa(n int) string {

@@ -250,6 +250,9 @@ func (m *Matcher) MatchSelf(relPath string, isDir bool) (matched, negated bool, 
 }
 
 func clean(p string) string {
+	if p != "" && p[0] != '.' && p[0] != '/' && p[len(p)-1] != '/' {
+		return p // already clean: the common case, kept cheap
+	}
 	for {
 		switch {
 		case strings.HasPrefix(p, "./"):

@@ -1,20 +1,38 @@
 package gitignore
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Set asks several Matchers about the same path at once, for a walker that
 // carries each directory's answers down to its children. It gives, for
-// every Matcher, the same answer as that Matcher's Match, but looks a base
-// name up once in an index shared by all of them instead of once per
-// Matcher. A Set is immutable and safe for concurrent use.
+// every Matcher, the same answer as that Matcher's Match, but looks a path
+// up once in indexes shared by all of them instead of once per Matcher,
+// and skips, without trying them, the patterns whose literal bytes the
+// path lacks. A Set is immutable and safe for concurrent use.
 type Set struct {
 	ms []*Matcher
 
-	literal    map[string][]ref // literal base-name patterns of every Matcher
-	suffix     map[string][]ref // "*literal" patterns of every Matcher, by literal
-	suffixLens []suffixLen      // distinct literal lengths in suffix, with byte filters
-	litLens    bitset           // lengths (mod 256) of the keys of literal
-	litFirst   bitset           // first bytes of the keys of literal
+	literal  map[string][]ref // literal base-name patterns of every Matcher
+	litLens  bitset           // lengths (mod 256) of the keys of literal
+	litFirst bitset           // first bytes of the keys of literal
+
+	suffix map[string][]ref // "*literal" patterns of every Matcher, by literal
+	// suffixByLast[c] holds the lengths of the keys of suffix that end
+	// with the byte c, each with the first bytes of those keys.
+	suffixByLast [256][]suffixLen
+	star         []ref // "*" alone: every base name ends with ""
+
+	// The other ("general") patterns of every Matcher, each list by
+	// descending position. A pattern whose text begins with a literal
+	// byte is filed under it: base-name patterns under the first byte of
+	// the base names they can match, anchored ones under the first byte
+	// of the paths. The rest are tried on every path. Any of them is
+	// tried only when the path holds its literal bytes' bigrams.
+	baseFirst [256][]gref
+	pathFirst [256][]gref
+	anywhere  []gref
 }
 
 // ref is one pattern of one Matcher of a Set.
@@ -22,12 +40,22 @@ type ref struct {
 	m, pos int32
 }
 
+// gref is one general pattern of one Matcher of a Set, with what its quick
+// rejection needs at hand.
+type gref struct {
+	m, pos  int32
+	dirOnly bool
+	// need is the bigrams of the literal pieces every path the pattern
+	// matches holds, byte for byte.
+	need bigrams
+	p    *pattern
+}
+
 // suffixLen is one literal length of a Set's suffix index and the bytes its
-// literals begin and end with: a base name whose bytes at those places are
-// not among them cannot have a suffix of that length in the index.
+// literals of that length begin with.
 type suffixLen struct {
-	n           int
-	first, last bitset
+	n     int
+	first bitset
 }
 
 type bitset [4]uint64
@@ -35,9 +63,20 @@ type bitset [4]uint64
 func (b *bitset) add(c byte)      { b[c>>6] |= 1 << (c & 63) }
 func (b *bitset) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
 
-// literalMaybe is false when no key of the literal index can equal base.
-func (s *Set) literalMaybe(base string) bool {
-	return s.litLens.has(byte(len(base))) && s.litFirst.has(base[0])
+// bigrams is a 256-bit set of hashed pairs of adjacent bytes.
+type bigrams [4]uint64
+
+// addText adds each pair of adjacent bytes of t.
+func (b *bigrams) addText(t string) {
+	for i := 1; i < len(t); i++ {
+		h := (uint32(t[i-1])<<8 | uint32(t[i])) * 0x85ebca6b >> 24
+		b[h>>6] |= 1 << (h & 63)
+	}
+}
+
+// within reports whether every pair of b is in of.
+func (b *bigrams) within(of *bigrams) bool {
+	return b[0]&of[0] == b[0] && b[1]&of[1] == b[1] && b[2]&of[2] == b[2] && b[3]&of[3] == b[3]
 }
 
 // NewSet builds a Set over ms; answers are reported in the same order.
@@ -56,27 +95,93 @@ func NewSet(ms ...*Matcher) *Set {
 		}
 		for lit, ids := range m.suffix {
 			for _, pos := range ids {
-				s.suffix[lit] = append(s.suffix[lit], ref{int32(i), pos})
+				if lit == "" {
+					s.star = append(s.star, ref{int32(i), pos})
+				} else {
+					s.suffix[lit] = append(s.suffix[lit], ref{int32(i), pos})
+				}
 			}
+		}
+		for _, pos := range m.general {
+			s.addGeneral(int32(i), pos, &m.patterns[pos])
 		}
 	}
 	for lit := range s.suffix {
-		k := -1
-		for j := range s.suffixLens {
-			if s.suffixLens[j].n == len(lit) {
-				k = j
+		s.addSuffixLen(lit)
+	}
+	s.sortGeneral()
+	return s
+}
+
+// addSuffixLen files the suffix literal lit under its last byte.
+func (s *Set) addSuffixLen(lit string) {
+	lens := s.suffixByLast[lit[len(lit)-1]]
+	k := slices.IndexFunc(lens, func(sl suffixLen) bool { return sl.n == len(lit) })
+	if k < 0 {
+		k = len(lens)
+		lens = append(lens, suffixLen{n: len(lit)})
+	}
+	lens[k].first.add(lit[0])
+	s.suffixByLast[lit[len(lit)-1]] = lens
+}
+
+// addGeneral files the general pattern p (position pos of Matcher m).
+func (s *Set) addGeneral(m, pos int32, p *pattern) {
+	g := gref{m: m, pos: pos, dirOnly: p.mustBeDir, p: p}
+	lit := p.text[:p.prefix]
+	if !p.noDir && lit != "" && lit[0] == '/' {
+		lit = lit[1:] // an anchored pattern's leading slash is no byte of the path
+	}
+	g.need.addText(lit)
+	for _, piece := range literalPieces(p.text[p.prefix:]) {
+		g.need.addText(piece)
+	}
+	switch {
+	case lit == "":
+		s.anywhere = append(s.anywhere, g)
+	case p.noDir:
+		s.baseFirst[lit[0]] = append(s.baseFirst[lit[0]], g)
+	default:
+		s.pathFirst[lit[0]] = append(s.pathFirst[lit[0]], g)
+	}
+}
+
+// sortGeneral orders each general list by descending position, so that
+// once one of a Matcher's patterns matches, its earlier ones are skipped.
+func (s *Set) sortGeneral() {
+	byPos := func(a, b gref) int { return int(b.pos) - int(a.pos) }
+	slices.SortStableFunc(s.anywhere, byPos)
+	for c := range 256 {
+		slices.SortStableFunc(s.baseFirst[c], byPos)
+		slices.SortStableFunc(s.pathFirst[c], byPos)
+	}
+}
+
+// literalPieces returns the runs of bytes of a pattern's wildcard part that
+// wildmatch can only match by the same runs in the text: the pieces
+// between '*', '?' and '/' (a '/' next to "**" may match nothing, so
+// slashes split pieces too), up to the first '[' or '\\', whose meaning
+// depends on what follows.
+func literalPieces(wild string) []string {
+	var pieces []string
+	start := 0
+	for i := 0; i <= len(wild); i++ {
+		c := byte('*')
+		if i < len(wild) {
+			c = wild[i]
+		}
+		switch c {
+		case '*', '?', '/', '[', '\\':
+			if i-start > 1 {
+				pieces = append(pieces, wild[start:i])
+			}
+			start = i + 1
+			if c == '[' || c == '\\' {
+				return pieces
 			}
 		}
-		if k < 0 {
-			k = len(s.suffixLens)
-			s.suffixLens = append(s.suffixLens, suffixLen{n: len(lit)})
-		}
-		if lit != "" { // "*" itself: every base name ends with ""
-			s.suffixLens[k].first.add(lit[0])
-			s.suffixLens[k].last.add(lit[len(lit)-1])
-		}
 	}
-	return s
+	return pieces
 }
 
 // Len reports how many Matchers the Set holds.
@@ -97,56 +202,60 @@ func (s *Set) Child(parent []int32, relPath string, isDir bool, out []int32) {
 	// best holds pattern positions (not lines) while the indexes are
 	// consulted; a Matcher whose answer is inherited is marked -2.
 	best := out[:len(s.ms)]
-	for i := range best {
-		best[i] = -1
-		if parent != nil && parent[i] >= 0 {
-			best[i] = -2
-		}
-	}
-	if relPath == "" {
+	if parent == nil {
 		for i := range best {
-			if best[i] == -2 {
-				best[i] = parent[i]
+			best[i] = -1
+		}
+	} else {
+		for i, p := range parent[:len(best)] {
+			best[i] = -1
+			if p >= 0 {
+				best[i] = -2
 			}
 		}
-		return
 	}
+	if relPath != "" {
+		s.consult(relPath, isDir, best)
+	}
+	for i, b := range best {
+		switch {
+		case b == -2:
+			out[i] = parent[i]
+		case b >= 0 && !s.ms[i].patterns[b].negate:
+			out[i] = int32(s.ms[i].patterns[b].line)
+		default:
+			out[i] = -1
+		}
+	}
+}
+
+// consult raises best[m] to the position of Matcher m's last pattern
+// matching relPath (not empty), for every m whose best is not -2.
+func (s *Set) consult(relPath string, isDir bool, best []int32) {
 	base := relPath[strings.LastIndexByte(relPath, '/')+1:]
 	if s.literalMaybe(base) {
 		s.lookup(s.literal[base], best, isDir)
 	}
-	last := base[len(base)-1]
-	for _, sl := range s.suffixLens {
-		if sl.n == 0 || len(base) >= sl.n && sl.last.has(last) && sl.first.has(base[len(base)-sl.n]) {
+	s.lookup(s.star, best, isDir)
+	for _, sl := range s.suffixByLast[base[len(base)-1]] {
+		if len(base) >= sl.n && sl.first.has(base[len(base)-sl.n]) {
 			s.lookup(s.suffix[base[len(base)-sl.n:]], best, isDir)
 		}
 	}
-	for i, m := range s.ms {
-		b := int(best[i])
-		if b == -2 {
-			out[i] = parent[i]
-			continue
-		}
-		for k := len(m.general) - 1; k >= 0; k-- {
-			pos := int(m.general[k])
-			if pos <= b {
-				break
-			}
-			p := &m.patterns[pos]
-			if p.mustBeDir && !isDir {
-				continue
-			}
-			if p.matches(relPath, base) {
-				b = pos
-				break
-			}
-		}
-		if b >= 0 && !m.patterns[b].negate {
-			out[i] = int32(m.patterns[b].line)
-		} else {
-			out[i] = -1
-		}
+	bf, pf := s.baseFirst[base[0]], s.pathFirst[relPath[0]]
+	if len(bf)+len(pf)+len(s.anywhere) == 0 {
+		return
 	}
+	var have bigrams
+	have.addText(relPath)
+	tryGeneral(bf, relPath, base, isDir, &have, best)
+	tryGeneral(pf, relPath, base, isDir, &have, best)
+	tryGeneral(s.anywhere, relPath, base, isDir, &have, best)
+}
+
+// literalMaybe is false when no key of the literal index can equal base.
+func (s *Set) literalMaybe(base string) bool {
+	return s.litLens.has(byte(len(base))) && s.litFirst.has(base[0])
 }
 
 // lookup raises best[m] to the highest eligible position among refs.
@@ -157,6 +266,22 @@ func (s *Set) lookup(refs []ref, best []int32, isDir bool) {
 		}
 		if !s.ms[r.m].patterns[r.pos].mustBeDir || isDir {
 			best[r.m] = r.pos
+		}
+	}
+}
+
+// tryGeneral raises best[m] to the position of each pattern of gs (by
+// descending position) that matches relPath, unless best[m] is -2 or
+// already higher. have holds relPath's bigrams: a pattern needing one
+// that is not there cannot match.
+func tryGeneral(gs []gref, relPath, base string, isDir bool, have *bigrams, best []int32) {
+	for k := range gs {
+		g := &gs[k]
+		if b := best[g.m]; b == -2 || g.pos <= b || (g.dirOnly && !isDir) || !g.need.within(have) {
+			continue
+		}
+		if g.p.matches(relPath, base) {
+			best[g.m] = g.pos
 		}
 	}
 }

@@ -115,3 +115,66 @@ func TestLiteralPrefilterKeepsEveryMatch(t *testing.T) {
 	check(t, []string{"/docs/**/*.md"}, want{"docs/x.md", false, true, 0}, want{"docs/a/b/x.md", false, true, 0},
 		want{"src/docs/x.md", false, false, -1})
 }
+
+// TestSetPrefiltersKeepEveryMatch: the Set files a pattern under the first
+// byte of its literal prefix and skips it when the path lacks a bigram of
+// its literal pieces; neither may reject a real match. Each case checks
+// the Set's carried answer against Match on paths that match and paths
+// that only nearly do.
+func TestSetPrefiltersKeepEveryMatch(t *testing.T) {
+	cases := []struct {
+		name    string
+		pattern string
+		paths   []string
+	}{
+		{"double star matching no directory", "**/config/prod.*", []string{"config/prod.env", "config/prod.a", "config/prod.yml", "a/config/prod.x", "a/configs/prod.x"}},
+		{"star spanning a name", "*prod*.env", []string{"x/myprod1.env", "prod.env", "pro.env", "x/prod.en"}},
+		{"pieces on both sides of a star", "ab*cd", []string{"abcd", "d/abXcd", "abc", "d/acbd"}},
+		{"question marks between one-byte pieces", "a?c", []string{"abc", "d/axc", "ac", "d/abd"}},
+		{"escaped star", "a\\*b*c", []string{"a*bxc", "axbxc"}},
+		{"class after a prefix", "V[0-9]*__*.sql", []string{"db/V1__init.sql", "db/Va__init.sql"}},
+		{"class first", "[ab]x*yz", []string{"axqyz", "d/bxyz", "cxyz"}},
+		{"anchored prefix", "/ab*", []string{"ab1", "d/ab1", "ab"}},
+		{"anchored, double star inside", "/docs/**/*.md", []string{"docs/x.md", "docs/a/b/x.md", "src/docs/x.md"}},
+		{"path with a middle double star", "a/**/b", []string{"a/b", "a/x/y/b", "b/a/b"}},
+		{"directory contents", "build/**", []string{"build/x", "build/x/y", "rebuild/x"}},
+		{"trailing space escaped", "sp\\ *", []string{"sp x", "spx"}},
+		{"non-ASCII pieces", "*é*ü", []string{"aéxü", "d/éü", "aeu"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := MustCompile("unrelated*", tc.pattern, "*.other")
+			isDir := map[string]bool{}
+			for _, p := range tc.paths {
+				for i := range p {
+					if p[i] == '/' {
+						isDir[p[:i]] = true
+					}
+				}
+				if _, seen := isDir[p]; !seen {
+					isDir[p] = false
+				}
+			}
+			var all []string
+			for p := range isDir {
+				all = append(all, p)
+			}
+			sort.Strings(all)
+			got := carry(NewSet(MustCompile("*.x"), m), all, isDir)
+			matched := 0
+			for _, p := range all {
+				ex, rule := m.Match(p, isDir[p])
+				want := int32(-1)
+				if ex {
+					want, matched = int32(rule), matched+1
+				}
+				if got[p][1] != want {
+					t.Errorf("%q (dir=%v): Set says %d, Match says (%v,%d)", p, isDir[p], got[p][1], ex, rule)
+				}
+			}
+			if matched == 0 {
+				t.Fatalf("no path matches %q: the case tests nothing", tc.pattern)
+			}
+		})
+	}
+}

@@ -1,6 +1,8 @@
 package terminal
 
 import (
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -60,6 +62,36 @@ func TestUnknownArgumentIsRefusedAndRunsNothing(t *testing.T) {
 	wantNothingRan(t, r, "INVALID_REQUEST")
 	if testfs.Exists(e.Jail + "/x") {
 		t.Fatal("ran")
+	}
+}
+
+// TestExplainShowsGitFactsOfATrackedEnv: with the jail a git repository
+// whose index tracks .env, explain_command's radar view of "cat .env"
+// carries the git facts and suggests CONSULT_HISTORY (earlier versions of
+// the file stay in the history), as the file's descriptor does.
+func TestExplainShowsGitFactsOfATrackedEnv(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home) // the radar reads the global excludes file named there
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "xdg"))
+	e := newEnv(t)
+	testfs.Write(t, e.Jail+"/.env", "API_KEY=x\n")
+	for _, args := range [][]string{{"init", "-q"}, {"add", ".env"}} {
+		c := exec.Command("git", args...)
+		c.Dir = e.Jail
+		c.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "GIT_CONFIG_NOSYSTEM=1"}
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	r := e.explain(t, "cat .env")
+	paths, _ := r.Detail["paths"].([]any)
+	if r.str("decision") != "allow" || len(paths) != 1 {
+		t.Fatalf("%s", r.text)
+	}
+	md := paths[0].(map[string]any)["descriptor"].(map[string]any)["metadata"].(map[string]any)
+	git, _ := md["git"].(map[string]any)
+	if md["importance"] != "HIGH_RISK" || md["suggestedAction"] != "CONSULT_HISTORY" || git["tracked"] != true {
+		t.Fatalf("radar view of a tracked .env: %v", md)
 	}
 }
 
