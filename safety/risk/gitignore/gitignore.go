@@ -168,7 +168,20 @@ func trimTrailingSpaces(s string) string {
 // one, so a text without the piece cannot match. Scanning stops at the
 // first '[' or '\\', whose meaning depends on what follows.
 func requiredLiteral(wild string) string {
-	best, start := "", 0
+	best := ""
+	for _, piece := range literalRuns(wild) {
+		if len(piece) > len(best) {
+			best = piece
+		}
+	}
+	return best
+}
+
+// literalRuns returns the non-empty runs of wild between '*', '?' and '/',
+// up to the first '[' or '\\' (see requiredLiteral).
+func literalRuns(wild string) []string {
+	var runs []string
+	start := 0
 	for i := 0; i <= len(wild); i++ {
 		c := byte('*')
 		if i < len(wild) {
@@ -176,16 +189,16 @@ func requiredLiteral(wild string) string {
 		}
 		switch c {
 		case '*', '?', '/', '[', '\\':
-			if i-start > len(best) {
-				best = wild[start:i]
+			if i > start {
+				runs = append(runs, wild[start:i])
+			}
+			if c == '[' || c == '\\' {
+				return runs
 			}
 			start = i + 1
-			if c == '[' || c == '\\' {
-				return best
-			}
 		}
 	}
-	return best
+	return runs
 }
 
 // simpleLength is the length of s's leading run of bytes that are not

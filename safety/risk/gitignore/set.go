@@ -164,21 +164,9 @@ func (s *Set) sortGeneral() {
 // depends on what follows.
 func literalPieces(wild string) []string {
 	var pieces []string
-	start := 0
-	for i := 0; i <= len(wild); i++ {
-		c := byte('*')
-		if i < len(wild) {
-			c = wild[i]
-		}
-		switch c {
-		case '*', '?', '/', '[', '\\':
-			if i-start > 1 {
-				pieces = append(pieces, wild[start:i])
-			}
-			start = i + 1
-			if c == '[' || c == '\\' {
-				return pieces
-			}
+	for _, run := range literalRuns(wild) {
+		if len(run) > 1 {
+			pieces = append(pieces, run)
 		}
 	}
 	return pieces
