@@ -421,21 +421,30 @@ func repoFiles(t *testing.T, dir string) []string {
 	return files
 }
 
-// TestGitDescriptorsAndSummary: a tracked .env keeps HIGH_RISK and
-// suggests CONSULT_HISTORY; an ignored file no rule marks is IGNORABLE
-// with git's reason; an ignored .env stays HIGH_RISK; the summary counts
-// tracked, untracked and ignored files; a second (cached) read says the
-// same, and a git add is seen without the file changing.
-func TestGitDescriptorsAndSummary(t *testing.T) {
+// smallRepo makes a repository with .gitignore (*.out, .env.local), .env,
+// .env.local, run.out, a Go file at goFile and notes.txt; .gitignore, .env
+// and the Go file are tracked.
+func smallRepo(t *testing.T, goFile string) string {
+	t.Helper()
 	gitEnv(t)
 	dir := gitInit(t)
 	write(t, dir, ".gitignore", "*.out\n.env.local\n")
 	write(t, dir, ".env", "A=1\n")
 	write(t, dir, ".env.local", "A=1\n")
 	write(t, dir, "run.out", "x\n")
-	write(t, dir, "main.go", "package main\n")
+	write(t, dir, goFile, "package main\n")
 	write(t, dir, "notes.txt", "hi\n")
-	runGit(t, dir, "", "add", ".gitignore", ".env", "main.go")
+	runGit(t, dir, "", "add", ".gitignore", ".env", goFile)
+	return dir
+}
+
+// TestGitDescriptorsAndSummary: a tracked .env keeps HIGH_RISK and
+// suggests CONSULT_HISTORY; an ignored file no rule marks is IGNORABLE
+// with git's reason; an ignored .env stays HIGH_RISK; the summary counts
+// tracked, untracked and ignored files; a second (cached) read says the
+// same, and a git add is seen without the file changing.
+func TestGitDescriptorsAndSummary(t *testing.T) {
+	dir := smallRepo(t, "main.go")
 	e := newEngine(t, Options{})
 	root := openRoot(t, dir)
 	cases := []struct {
@@ -502,15 +511,7 @@ func TestGitDescriptorsAndSummary(t *testing.T) {
 // files is tracked. Each is asked twice (the second call reuses the held
 // root and the cached repository).
 func TestClassifyPathGivesGitFacts(t *testing.T) {
-	gitEnv(t)
-	dir := gitInit(t)
-	write(t, dir, ".gitignore", "*.out\n.env.local\n")
-	write(t, dir, ".env", "A=1\n")
-	write(t, dir, ".env.local", "A=1\n")
-	write(t, dir, "run.out", "x\n")
-	write(t, dir, "src/main.go", "package main\n")
-	write(t, dir, "notes.txt", "hi\n")
-	runGit(t, dir, "", "add", ".gitignore", ".env", "src/main.go")
+	dir := smallRepo(t, "src/main.go")
 	e := newEngine(t, Options{})
 	cases := []struct {
 		rel     string
