@@ -33,6 +33,24 @@ func (j *Journal) deferSettle(b *record, m *jail.Mover, c *record) {
 	}()
 }
 
+// unwrite cuts the journal file back to size, the end of its last whole
+// record, after the begin record of an action could not be written
+// (cause; ENOSPC on a full disk). Nothing of the action happened and no
+// intent was asked for, so the journal stays usable and the caller is
+// refused with ErrWrite. A crash before the next fsync may still leave the
+// cut record's bytes on disk: the next start sets that damaged tail aside.
+// When the cut itself fails the journal refuses actions until restart.
+func (j *Journal) unwrite(size int64, cause error) error {
+	werr := ErrWrite.Wrap(cause)
+	if err := j.f.Truncate(size); err != nil {
+		j.broken = werr
+		return werr
+	}
+	j.w.Reset(j.f)
+	j.size = size
+	return werr
+}
+
 // settle finishes the unsettled action, if any: fsync of every directory
 // its moves changed, then its commit record, written and fsync'd, so that
 // a durable commit never describes a rename that a power loss could undo.
@@ -69,16 +87,19 @@ func (j *Journal) settle() error {
 // when hook fails, an abort record (fsync'd) says that nothing of b may
 // happen; when the process dies first, the next start recovers b by
 // identity, and Options.Recovering announces that recovery before it
-// moves anything. Called with j.mu held. A journal write or fsync that
-// fails leaves the journal refusing actions until restart.
+// moves anything. Called with j.mu held. A begin record that cannot be
+// written (a full disk) is cut back (unwrite) and the action refused: the
+// same journal works again once there is room. A failed fsync, or an
+// abort record that cannot be written, leaves the journal refusing actions
+// until restart.
 func (j *Journal) announce(b *record, hook Hook) error {
+	before := j.size
 	err := j.write(false, b)
 	if err == nil {
 		err = j.w.Flush()
 	}
 	if err != nil {
-		j.broken = ErrWrite.Wrap(err)
-		return j.broken
+		return j.unwrite(before, err)
 	}
 	synced := make(chan error, 1)
 	go func() { synced <- j.f.Sync() }()
