@@ -85,15 +85,7 @@ func WantSummaryLowersAsDescriptors(t testing.TB, c *client.Client, write func(r
 			t.Fatalf("descriptor of %s: %s, want %s", rel, got, imp)
 		}
 	}
-	r := Call(t, c, "get_context_summary", map[string]any{"path": "cfg"})
-	var d struct {
-		Summaries []risk.Summary `json:"summaries"`
-	}
-	r.DecodeDetail(t, &d)
-	if len(d.Summaries) != 1 {
-		t.Fatalf("summaries %+v", d.Summaries)
-	}
-	s := d.Summaries[0]
+	s, r := oneSummary(t, c, "cfg")
 	var listed []string
 	for _, it := range s.HighRisk {
 		listed = append(listed, it.Path)
@@ -104,4 +96,30 @@ func WantSummaryLowersAsDescriptors(t testing.TB, c *client.Client, write func(r
 	if !strings.Contains(r.Reason, "1 file high risk by name counted as NORMAL: "+risk.PlaceholderReason) {
 		t.Fatalf("the summary's text does not say a file was lowered:\n%s", r.Reason)
 	}
+}
+
+// WantSummaryBounded requires get_context_summary(path) over c to count
+// highRisk HIGH_RISK files, list listed of them (the server's cap) and
+// count the rest as omitted.
+func WantSummaryBounded(t testing.TB, c *client.Client, path string, highRisk, listed int) {
+	t.Helper()
+	s, _ := oneSummary(t, c, path)
+	if s.Counts[risk.HighRisk] != highRisk || len(s.HighRisk) != listed || s.Omitted[risk.HighRisk] != highRisk-listed {
+		t.Fatalf("summary %+v: want %d counted, %d listed, the rest omitted", s, highRisk, listed)
+	}
+}
+
+// oneSummary calls get_context_summary(path) over c and returns its one
+// summary and the call's result.
+func oneSummary(t testing.TB, c *client.Client, path string) (risk.Summary, Result) {
+	t.Helper()
+	r := Call(t, c, "get_context_summary", map[string]any{"path": path})
+	var d struct {
+		Summaries []risk.Summary `json:"summaries"`
+	}
+	r.DecodeDetail(t, &d)
+	if len(d.Summaries) != 1 {
+		t.Fatalf("get_context_summary(%q): summaries %+v, want one", path, d.Summaries)
+	}
+	return d.Summaries[0], r
 }

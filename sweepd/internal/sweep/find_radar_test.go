@@ -92,14 +92,7 @@ func TestContextSummaryInSweepd(t *testing.T) {
 		})
 	}
 	t.Run("bounded", func(t *testing.T) {
-		var d struct {
-			Summaries []risk.Summary `json:"summaries"`
-		}
-		e.call("get_context_summary", map[string]any{"path": "svc"}).DecodeDetail(t, &d)
-		if len(d.Summaries) != 1 || len(d.Summaries[0].HighRisk) != mcpkit.SummaryMaxListed ||
-			d.Summaries[0].Omitted[risk.HighRisk] != 60-mcpkit.SummaryMaxListed {
-			t.Fatalf("summaries %+v: want %d listed and the rest omitted", d.Summaries, mcpkit.SummaryMaxListed)
-		}
+		mcpkittest.WantSummaryBounded(t, e.c, "svc", 60, mcpkit.SummaryMaxListed)
 	})
 	t.Run("cancelled", func(t *testing.T) {
 		if r := mcpkittest.CallCancelled(t, e.srv.MCP(), "get_context_summary", map[string]any{}); r.Code != "OPERATION_FAILED" {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
-	"github.com/bastion-mcp/bastion/safety/risk"
 )
 
 // TestContextSummaryInTerminald: terminald serves get_context_summary over
@@ -48,15 +47,7 @@ func TestContextSummaryInTerminald(t *testing.T) {
 		})
 	}
 	t.Run("bounded", func(t *testing.T) {
-		var d struct {
-			Summaries []risk.Summary `json:"summaries"`
-		}
-		mcpkittest.Call(t, e.c, "get_context_summary", map[string]any{"path": "svc"}).DecodeDetail(t, &d)
-		if len(d.Summaries) != 1 || d.Summaries[0].Counts[risk.HighRisk] != 60 ||
-			len(d.Summaries[0].HighRisk) != mcpkit.SummaryMaxListed ||
-			d.Summaries[0].Omitted[risk.HighRisk] != 60-mcpkit.SummaryMaxListed {
-			t.Fatalf("summaries %+v: want 60 counted, %d listed, the rest omitted", d.Summaries, mcpkit.SummaryMaxListed)
-		}
+		mcpkittest.WantSummaryBounded(t, e.c, "svc", 60, mcpkit.SummaryMaxListed)
 	})
 	t.Run("cancelled", func(t *testing.T) {
 		if r := mcpkittest.CallCancelled(t, e.srv.MCP(), "get_context_summary", map[string]any{}); r.Code != "OPERATION_FAILED" {
