@@ -59,14 +59,7 @@ func TestCheckListsAndValidatesTheAskTier(t *testing.T) {
 		p.Terminal.Allowlist.Commands = []string{"ls", "git"}
 		p.Terminal.Ask.Commands = []string{"stat", "cat"}
 		p.Terminal.Rules = []TerminalRule{{Command: "git", AskArgs: []string{"push", "stash drop"}, Reason: "r"}}
-		e := p.Effective("terminald", CheckOptions{StateDir: state(t.TempDir())})
-		if len(e.Errors) != 0 {
-			t.Fatalf("errors %q", e.Errors)
-		}
-		got := map[string]string{}
-		for _, s := range e.Settings {
-			got[s.Key] = s.Value
-		}
+		got := settingsOf(t, p)
 		for k, want := range map[string]string{
 			"terminal.ask":               "2 command(s), every run approved by a person: [stat, cat]",
 			"terminal.rules[0].ask_args": "git: a person approves [push, stash drop]",
@@ -82,11 +75,8 @@ func TestCheckListsAndValidatesTheAskTier(t *testing.T) {
 		p := &Policy{}
 		p.Terminal.JailRoot = t.TempDir()
 		p.Terminal.Allowlist.Commands = []string{"ls"}
-		e := p.Effective("terminald", CheckOptions{StateDir: state(t.TempDir())})
-		for _, s := range e.Settings {
-			if s.Key == "terminal.ask" && !strings.HasPrefix(s.Value, "none") {
-				t.Errorf("terminal.ask = %q", s.Value)
-			}
+		if got := settingsOf(t, p)["terminal.ask"]; !strings.HasPrefix(got, "none") {
+			t.Errorf("terminal.ask = %q", got)
 		}
 	})
 	t.Run("refusals", func(t *testing.T) {

@@ -245,14 +245,7 @@ func TestCheckShowsProfileIsolationNetworkCachesAndLimits(t *testing.T) {
 	p.Terminal.Sandbox.Network = "proxy"
 	p.Terminal.Sandbox.AllowedHosts = []string{"example.com", "*.example.org"}
 	p.Terminal.Sandbox.Caches = []string{"go", "npm"}
-	e := p.Effective("terminald", CheckOptions{StateDir: state(t.TempDir())})
-	if len(e.Errors) != 0 {
-		t.Fatalf("errors %q", e.Errors)
-	}
-	got := map[string]string{}
-	for _, s := range e.Settings {
-		got[s.Key] = s.Value
-	}
+	got := settingsOf(t, p)
 	for k, want := range map[string]string{
 		"terminal.profile":                 "allowlist",
 		"terminal.sandbox.isolation":       "namespaces",
@@ -352,4 +345,19 @@ func FuzzHostPattern(f *testing.F) {
 			t.Fatalf("%q does not match itself", p)
 		}
 	})
+}
+
+// settingsOf is terminald's effective settings of p by key; it fails the
+// test when the policy has errors.
+func settingsOf(t *testing.T, p *Policy) map[string]string {
+	t.Helper()
+	e := p.Effective("terminald", CheckOptions{StateDir: state(t.TempDir())})
+	if len(e.Errors) != 0 {
+		t.Fatalf("errors %q", e.Errors)
+	}
+	got := map[string]string{}
+	for _, s := range e.Settings {
+		got[s.Key] = s.Value
+	}
+	return got
 }
