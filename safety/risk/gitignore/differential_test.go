@@ -271,18 +271,7 @@ func TestMatchAgreesWithGitCheckIgnore(t *testing.T) {
 	}
 	const nCases = 800
 	base := t.TempDir()
-	gitDir := filepath.Join(base, "repo.git")
-	init := exec.Command("git", "init", "-q", "--bare", gitDir)
-	init.Env = gitEnv(t)
-	if out, err := init.CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v: %s", err, out)
-	}
-	_ = os.WriteFile(filepath.Join(gitDir, "info", "exclude"), nil, 0o644)
-	cfg := exec.Command("git", "--git-dir="+gitDir, "config", "core.ignorecase", "false")
-	cfg.Env = gitEnv(t)
-	if out, err := cfg.CombinedOutput(); err != nil {
-		t.Fatalf("git config: %v: %s", err, out)
-	}
+	gitDir := initBareRepo(t, base)
 
 	r := rand.New(rand.NewPCG(20260501, 5))
 	cases := make([]corpusCase, nCases)
@@ -292,9 +281,7 @@ func TestMatchAgreesWithGitCheckIgnore(t *testing.T) {
 
 	var (
 		mu       sync.Mutex
-		pairs    int
-		excluded int
-		negated  int
+		tally    gitTally
 		failures []string
 	)
 	inParallel(len(cases), func(i int) {
@@ -307,36 +294,13 @@ func TestMatchAgreesWithGitCheckIgnore(t *testing.T) {
 			t.Errorf("case %d: Compile: %v", i, err)
 			return
 		}
-		// The walker's form: answers carried from each directory
-		// to its children through a Set.
-		carried := carry(NewSet(m), c.paths, c.isDir)
 		mu.Lock()
 		defer mu.Unlock()
-		for _, p := range c.paths {
-			w, ok := want[p]
-			if !ok {
-				failures = append(failures, fmt.Sprintf("case %d: git gave no answer for %q", i, p))
-				continue
-			}
-			pairs++
-			if w.excluded {
-				excluded++
-			} else if w.rule >= 0 {
-				negated++
-			}
-			gotEx, gotRule := m.Match(p, c.isDir[p])
-			if gotEx != w.excluded || gotRule != w.rule {
-				failures = append(failures, fmt.Sprintf(
-					"case %d: path %q (dir=%v): git says excluded=%v rule=%d, Match says excluded=%v rule=%d\npatterns:\n%s",
-					i, p, c.isDir[p], w.excluded, w.rule, gotEx, gotRule, quoteLines(c.lines)))
-			}
-			if wantSet := int32(w.rule); !w.excluded && carried[p][0] != -1 || w.excluded && carried[p][0] != wantSet {
-				failures = append(failures, fmt.Sprintf(
-					"case %d: path %q (dir=%v): git says excluded=%v rule=%d, Set.Child says %d\npatterns:\n%s",
-					i, p, c.isDir[p], w.excluded, w.rule, carried[p][0], quoteLines(c.lines)))
-			}
+		for _, f := range tally.compare(fmt.Sprintf("case %d", i), m, c.paths, c.isDir, want) {
+			failures = append(failures, f+"\npatterns:\n"+quoteLines(c.lines))
 		}
 	})
+	pairs, excluded, negated := tally.pairs, tally.excluded, tally.negated
 	t.Logf("%d cases, %d (pattern list, path) pairs: %d excluded, %d re-included by a negation", nCases, pairs, excluded, negated)
 	if excluded < pairs/10 || negated < pairs/100 {
 		t.Errorf("corpus too weak: %d excluded, %d negated of %d", excluded, negated, pairs)
@@ -350,10 +314,44 @@ func TestMatchAgreesWithGitCheckIgnore(t *testing.T) {
 	}
 }
 
+// gitTally counts the (pattern list, path) pairs compared with git.
+type gitTally struct{ pairs, excluded, negated int }
+
+// compare checks Match, and a Set carried down the tree as the walker
+// carries it, against git's answers want for paths; it counts the pairs in
+// g and returns each disagreement, prefixed by name. Lines are numbered
+// from 1 (0: no line decided).
+func (g *gitTally) compare(name string, m *Matcher, paths []string, isDir map[string]bool, want map[string]gitAnswer) []string {
+	carried := carry(NewSet(m), paths, isDir)
+	var out []string
+	for _, p := range paths {
+		w, ok := want[p]
+		if !ok {
+			out = append(out, fmt.Sprintf("%s: git gave no answer for %q", name, p))
+			continue
+		}
+		g.pairs++
+		if w.excluded {
+			g.excluded++
+		} else if w.rule >= 0 {
+			g.negated++
+		}
+		gotEx, gotRule := m.Match(p, isDir[p])
+		set := carried[p][0]
+		setOK := !w.excluded && set == -1 || w.excluded && set == int32(w.rule)
+		if gotEx != w.excluded || gotRule != w.rule || !setOK {
+			out = append(out, fmt.Sprintf(
+				"%s: path %q (dir=%v): git says excluded=%v line=%d; Match says excluded=%v line=%d; Set.Child says line %d",
+				name, p, isDir[p], w.excluded, w.rule+1, gotEx, gotRule+1, set+1))
+		}
+	}
+	return out
+}
+
 func quoteLines(lines []string) string {
 	var b strings.Builder
 	for i, l := range lines {
-		fmt.Fprintf(&b, "  %d: %q\n", i, l)
+		fmt.Fprintf(&b, "  %d: %q\n", i+1, l)
 	}
 	return b.String()
 }

@@ -180,9 +180,9 @@ func TestMatchAgreesWithGitOnEveryTemplate(t *testing.T) {
 	base := t.TempDir()
 	gitDir := initBareRepo(t, base)
 	var (
-		mu                      sync.Mutex
-		pairs, excluded, failed int
-		failures                []string
+		mu       sync.Mutex
+		tally    gitTally
+		failures []string
 	)
 	inParallel(len(files), func(i int) {
 		name := files[i]
@@ -203,29 +203,11 @@ func TestMatchAgreesWithGitOnEveryTemplate(t *testing.T) {
 		dir := filepath.Join(base, "t"+strconv.Itoa(i))
 		materializeDirs(t, dir, data, paths, isDir)
 		want := runGit(t, gitDir, dir, paths)
-		carried := carry(NewSet(m), paths, isDir)
 		mu.Lock()
 		defer mu.Unlock()
-		for _, p := range paths {
-			w, ok := want[p]
-			if !ok {
-				failures = append(failures, fmt.Sprintf("%s: git gave no answer for %q", name, p))
-				continue
-			}
-			pairs++
-			if w.excluded {
-				excluded++
-			}
-			gotEx, gotRule := m.Match(p, isDir[p])
-			setOK := (!w.excluded && carried[p][0] == -1) || (w.excluded && carried[p][0] == int32(w.rule))
-			if gotEx != w.excluded || gotRule != w.rule || !setOK {
-				failed++
-				failures = append(failures, fmt.Sprintf(
-					"%s: path %q (dir=%v): git says excluded=%v line=%d; Match says excluded=%v line=%d; Set says %d",
-					name, p, isDir[p], w.excluded, w.rule+1, gotEx, gotRule+1, carried[p][0]+1))
-			}
-		}
+		failures = append(failures, tally.compare(name, m, paths, isDir, want)...)
 	})
+	pairs, excluded := tally.pairs, tally.excluded
 	t.Logf("%d templates, %d paths compared, %d excluded by git", len(files), pairs, excluded)
 	if pairs < 20000 || excluded < pairs/5 {
 		t.Errorf("corpus too weak: %d paths, %d excluded", pairs, excluded)
