@@ -233,6 +233,17 @@ type rootState struct {
 // memoLimit bounds a rootState's directory memo; it is cleared when full.
 const memoLimit = 1 << 16
 
+// memoPut stores v under k in the memo m, guarded by l, first emptying m
+// if it holds memoLimit entries.
+func memoPut[V any](l sync.Locker, m map[string]V, k string, v V) {
+	l.Lock()
+	defer l.Unlock()
+	if len(m) >= memoLimit {
+		clear(m)
+	}
+	m[k] = v
+}
+
 // state returns the rules for the root known by key, opened by open
 // (which may return a nil closer).
 func (e *Engine) state(key string, open func() (*jail.Root, func(), error)) *rootState {
@@ -486,12 +497,7 @@ func (st *rootState) dirState(dir string) []int32 {
 	parent := st.dirState(parentOf(dir))
 	s = make([]int32, len(st.flat))
 	st.set.Child(parent, dir, true, s)
-	st.memoMu.Lock()
-	if len(st.memo) >= memoLimit {
-		clear(st.memo)
-	}
-	st.memo[dir] = s
-	st.memoMu.Unlock()
+	memoPut(&st.memoMu, st.memo, dir, s)
 	return s
 }
 

@@ -136,12 +136,7 @@ func (s *ignoreStack) dir(root *jail.Root, d string) *gitDir {
 			g.scope.lists = append([]*ignoreList{l}, tail...)
 		}
 	}
-	s.mu.Lock()
-	if len(s.dirs) >= memoLimit {
-		clear(s.dirs)
-	}
-	s.dirs[d] = g
-	s.mu.Unlock()
+	memoPut(&s.mu, s.dirs, d, g)
 	return g
 }
 
