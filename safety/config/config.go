@@ -230,6 +230,30 @@ type TerminalSandbox struct {
 	// use besides the jail; empty means the sandbox's default system set
 	// (/usr, /bin, /lib..., a few /etc files).
 	ReadPaths []string `toml:"read_paths" json:"read_paths"`
+	// Protect adds paths to the protected set: slash-separated, relative,
+	// matched at any depth of the jail, each protecting the path and all
+	// beneath it. Protected paths make a person's own tools run code later
+	// (git hooks and config, editor tasks, .envrc, agent-client settings,
+	// shell start-up files, .npmrc; the built-in list is in
+	// docs/terminald.md): with isolation "namespaces" those that exist are
+	// read-only to commands (a repository's .git cannot be renamed or
+	// removed), and whatever a command creates, changes or removes there is
+	// moved into the quarantine under the state directory, and the original
+	// written back, before the answer.
+	Protect []string `toml:"protect" json:"protect"`
+	// Unprotect opts built-in (or added) protected paths out, one pattern
+	// each, with the reason (both required): for example a project whose
+	// agent must edit .vscode/settings.json unprotects ".vscode".
+	Unprotect []Unprotect `toml:"unprotect" json:"unprotect"`
+}
+
+// Unprotect is one [[terminal.sandbox.unprotect]] entry.
+type Unprotect struct {
+	// Path is the protected pattern to opt out, exactly as the built-in
+	// list (or protect) names it.
+	Path string `toml:"path" json:"path"`
+	// Reason says why commands may change it; required.
+	Reason string `toml:"reason" json:"reason"`
 }
 
 // CommandList is a list of command names.

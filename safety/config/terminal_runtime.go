@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bastion-mcp/bastion/safety/command"
+	"github.com/bastion-mcp/bastion/safety/protect"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/sandbox"
 )
@@ -42,6 +43,9 @@ type TerminalRuntime struct {
 	// StateDir holds each run's private HOME and TMPDIR; it exists and
 	// lies outside the jail.
 	StateDir string
+	// Protect is the jail's protected set ([terminal.sandbox] protect and
+	// unprotect over protect.Defaults); nil is the built-in set.
+	Protect *protect.Set
 }
 
 // Defaults for a TerminalRuntime's zero bounds, in the runtime's units.
@@ -151,6 +155,13 @@ func (t Terminal) Runtime(jailRoot string, stateBase func() (string, error)) (Te
 	var err error
 	if r.StateDir, err = t.stateDir(jailRoot, stateBase); err != nil {
 		return r, err
+	}
+	var un []protect.Unprotect
+	for _, u := range s.Unprotect {
+		un = append(un, protect.Unprotect{Pattern: u.Path, Reason: u.Reason})
+	}
+	if r.Protect, err = protect.New(s.Protect, un); err != nil {
+		return r, Fatalf("[terminal.sandbox] protect/unprotect: %s", result.Reason(err))
 	}
 	if r.Caches, err = sandbox.Caches(r.StateDir, s.Caches); err != nil {
 		return r, Fatalf("[terminal.sandbox] caches: %s", result.Reason(err))

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/protect"
 	"github.com/bastion-mcp/bastion/safety/redact"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/sandbox"
@@ -57,6 +59,11 @@ type Outcome struct {
 	// MaxOutputBytes after redaction; Truncated reports a cut.
 	Stdout, Stderr []byte
 	Truncated      bool
+	// Protected lists each protected path the command created, changed or
+	// removed, and how it was undone (detail.protected); ReadOnly the
+	// protected paths that were read-only to it.
+	Protected []protect.Change
+	ReadOnly  []string
 	// Approval is detail.approval for a line that needed a person's
 	// approval: who approved it and how, or how it was refused.
 	Approval *approval.Approval
@@ -181,7 +188,8 @@ func (r *Runner) finish(intent string, argv []string, outc sandbox.Outcome, err 
 	truncated := stdout.Truncated() || stderr.Truncated()
 	out := Outcome{Ran: outc.Duration > 0, // zero only when the child never started
 		Code: result.OK, Err: err, Argv: argv, ExitCode: outc.ExitCode, Signal: outc.Signal, Limit: outc.Limit,
-		Confinement: outc.Confinement, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Truncated: truncated}
+		Confinement: outc.Confinement, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Truncated: truncated,
+		Protected: outc.Protected, ReadOnly: outc.ReadOnly}
 	switch {
 	case err != nil:
 		out.Code, out.Reason = result.Classify(err)
@@ -199,6 +207,9 @@ func (r *Runner) finish(intent string, argv []string, outc sandbox.Outcome, err 
 	if outc.Limit != "" {
 		fields["limit"] = outc.Limit
 	}
+	if len(outc.Protected) > 0 {
+		fields["protected"] = outc.Protected
+	}
 	if aerr := r.o.Audit.Outcome(intent, r.o.Action, out.Code, fields); aerr != nil {
 		r.o.Logger.Error("audit outcome record failed", "intent", intent)
 	}
@@ -213,7 +224,30 @@ func (r *Runner) finish(intent string, argv []string, outc sandbox.Outcome, err 
 			"(stdout %d, stderr %d bytes) and was cut after redaction: narrow the command (head, grep, -n) to see the rest",
 			outc.ExitCode, r.o.MaxOutputBytes, stdout.TotalIn(), stderr.TotalIn())
 	}
+	out.Reason += protectedNote(out, r.o.Protect)
 	return out
+}
+
+// protectedNote is what the answer's reason adds about protected paths:
+// what was undone, or, for a command that failed, which protected paths
+// were read-only to it and the key that allows writing them.
+func protectedNote(out Outcome, set *protect.Set) string {
+	if len(out.Protected) > 0 {
+		var paths []string
+		for _, c := range out.Protected {
+			paths = append(paths, c.Path+" ("+c.Attempted+")")
+		}
+		e, _ := set.Match(out.Protected[0].Path)
+		return fmt.Sprintf("; the command wrote to protected paths, which were undone before this answer: %s "+
+			"(detail.protected; what it planted is in the quarantine, restorable by the person with `terminald quarantine`). %s",
+			strings.Join(paths, ", "), e.Reason())
+	}
+	if out.Ran && out.ExitCode != 0 && len(out.ReadOnly) > 0 {
+		return fmt.Sprintf("; these protected paths were read-only to the command, so a write to them fails: %s "+
+			"(they make git, editors or agent clients run code later; [terminal.sandbox] unprotect allows it, with a reason)",
+			strings.Join(out.ReadOnly, ", "))
+	}
+	return ""
 }
 
 // refused records a refusal as an audit event (it changes nothing, so a

@@ -110,5 +110,6 @@ func (r *Runner) spec(rd runDirs) sandbox.Spec {
 	return sandbox.Spec{JailRoot: r.o.Root.Path(), TempDir: rd.tmp, HomeDir: rd.home,
 		WritePaths: r.o.Caches.Paths, ReadPaths: r.o.ReadPaths, ExecWritable: r.o.Sandboxed,
 		PathEnv: r.pathEnv, Net: r.o.Net, ProxySocket: r.o.ProxySocket, Landlock: r.o.Landlock,
-		Isolation: r.o.Isolation, Limits: r.o.Limits, Timeout: r.o.Timeout}
+		Isolation: r.o.Isolation, Limits: r.o.Limits, Timeout: r.o.Timeout,
+		Protect: r.o.Protect, QuarantineDir: filepath.Join(r.o.StateDir, QuarantineDirName)}
 }

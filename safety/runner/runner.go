@@ -35,6 +35,7 @@ import (
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/config"
 	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/protect"
 	"github.com/bastion-mcp/bastion/safety/redact"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/sandbox"
@@ -60,6 +61,12 @@ type Options struct {
 	// when empty.
 	Action string
 }
+
+// QuarantineDirName is the directory beneath the state directory that
+// receives what commands planted at protected paths (safety/protect): one
+// directory per run, with a manifest; `terminald quarantine` lists and
+// restores them.
+const QuarantineDirName = "quarantine"
 
 // Runner runs commands under fixed Options.
 type Runner struct {
@@ -95,6 +102,9 @@ func New(o Options) (*Runner, error) {
 			return nil, err
 		}
 		o.Redact = s
+	}
+	if o.Protect == nil {
+		o.Protect = protect.Default()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

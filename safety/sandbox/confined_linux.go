@@ -47,6 +47,9 @@ type helperConfig struct {
 	// helper was prepared: a directory recreated since is another one.
 	HomeID [2]uint64 `json:"home_id"`
 	TmpID  [2]uint64 `json:"tmp_id"`
+	// Protected are the protected paths mounted over themselves in the
+	// view (read-only, or pinned), parents first.
+	Protected []protectedMount `json:"protected,omitempty"`
 	// Probe asks the helper to answer at once: Preflight's check that the
 	// namespaces can be created at all.
 	Probe bool `json:"probe,omitempty"`
@@ -290,6 +293,9 @@ func Prepare(s Spec) {
 	if err != nil {
 		return
 	}
+	if cfg.Protected, err = protectedMounts(&s, p); err != nil {
+		return
+	}
 	key, _ := json.Marshal(cfg)
 	e := &prepared{key: string(key), w: make(chan *warm, 1)}
 	parked.Lock()
@@ -353,10 +359,16 @@ func takeParked(key string) *warm {
 // (commandMessage), take or start a helper, wait for its setup
 // (awaitSetup), hand it the command, relay its output while waiting for its
 // answer (awaitAnswer), then turn the answer into the outcome (outcomeOf).
-func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outcome) (Outcome, error) {
+func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outcome, g *guard) (Outcome, error) {
 	cfg, err := staticConfig(s, p)
 	if err != nil {
 		return out, err
+	}
+	if g != nil && p.iso == IsolationNamespaces {
+		cfg.Protected = mountsOf(g.ready)
+		for _, m := range cfg.Protected {
+			out.ReadOnly = append(out.ReadOnly, m.Rel)
+		}
 	}
 	msg, release, err := commandMessage(s, &cfg, env)
 	if err != nil {

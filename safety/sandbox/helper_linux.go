@@ -235,6 +235,9 @@ func (h *helper) buildView() error {
 	if err := h.populateView(root, binds, devs); err != nil {
 		return err
 	}
+	if err := mountProtected(filepath.Join(root, cfg.Jail), cfg.Protected); err != nil {
+		return err
+	}
 	if err := enterView(root); err != nil {
 		return err
 	}

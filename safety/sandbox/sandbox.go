@@ -47,6 +47,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bastion-mcp/bastion/safety/protect"
 	"github.com/bastion-mcp/bastion/safety/result"
 )
 
@@ -227,6 +228,17 @@ type Spec struct {
 	Limits Limits
 	// Timeout bounds the run; zero means only ctx bounds it.
 	Timeout time.Duration
+	// Protect is the jail's protected set (see safety/protect): with
+	// namespaces isolation the protected paths that exist are mounted
+	// read-only (a repository's .git pinned) in the command's view; in
+	// every isolation, whatever the command created, changed or removed
+	// at a protected path is undone before Run returns: moved into
+	// QuarantineDir, the original written back (Outcome.Protected). Nil
+	// protects nothing: runner.Runner always sets it.
+	Protect *protect.Set
+	// QuarantineDir receives what a command planted at protected paths,
+	// one directory per run with a manifest; outside the jail.
+	QuarantineDir string
 	// Stdout and Stderr receive the child's output until EOF (nil discards).
 	// The caller passes redacting, capping writers; a writer that fails is
 	// skipped and the pipe still drained, so the child never blocks on it.
@@ -264,6 +276,13 @@ type Outcome struct {
 	// memory of the command's processes that the watchdog saw.
 	PeakTasks int
 	PeakRSSKB int64
+	// Protected lists each protected path the command created, changed,
+	// replaced or removed, and how it was undone.
+	Protected []protect.Change
+	// ReadOnly lists the protected paths that were read-only (or, for a
+	// repository's .git, pinned) in the command's view: a write the
+	// command reports failing there was the sandbox's refusal.
+	ReadOnly []string
 	// Confinement describes what confined the child, e.g.
 	// "namespaces(user,mnt,pid,net,ipc,uts) + landlock-abi7: fs+scope;
 	// seccomp; rlimits+watchdog" or "none (best-effort: landlock unavailable)".
@@ -558,10 +577,20 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return out, result.Wrap(result.OperationFailed, "the command was cancelled before it started", err)
 	}
-	if p.abi > 0 {
-		return runConfined(ctx, &s, p, env, out)
+	if s.Protect != nil && s.QuarantineDir == "" {
+		return out, invalid("protected paths need a quarantine directory")
 	}
-	return runPlain(ctx, &s, env, out)
+	g, err := startGuard(&s, 0, 0)
+	if err != nil {
+		return out, err
+	}
+	if p.abi > 0 {
+		out, err = runConfined(ctx, &s, p, env, out, g)
+	} else {
+		out, err = runPlain(ctx, &s, env, out)
+	}
+	g.finish(&out)
+	return out, err
 }
 
 // limitError is the error of a run a limit stopped: it names the limit and

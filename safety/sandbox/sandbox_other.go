@@ -24,7 +24,7 @@ func Preflight(mode Mode, iso Isolation, net NetMode) (string, error) {
 }
 
 // runConfined is never reached off Linux: plan returns ABI 0.
-func runConfined(ctx context.Context, s *Spec, _ runPlan, env []string, out Outcome) (Outcome, error) {
+func runConfined(ctx context.Context, s *Spec, _ runPlan, env []string, out Outcome, _ *guard) (Outcome, error) {
 	return runPlain(ctx, s, env, out)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
+	"github.com/bastion-mcp/bastion/safety/protect"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/runner"
 )
@@ -57,6 +58,11 @@ type RunDetail struct {
 	// who approved it (by "human", scope "once" or "session"; by "agent"
 	// when the client cannot ask and the policy's fallback lets it).
 	Approval *approval.Approval `json:"approval,omitempty"`
+	// Protected lists each protected path (git hooks and config, editor
+	// and agent-client settings, .envrc, ...) the command created,
+	// changed or removed: what was attempted and how it was undone before
+	// this answer.
+	Protected []protect.Change `json:"protected,omitempty"`
 }
 
 func (s *Server) runCommand(ctx context.Context, call mcp.CallToolRequest, a runArgs) result.OperationResult {
@@ -77,7 +83,8 @@ func (s *Server) runCommand(ctx context.Context, call mcp.CallToolRequest, a run
 	}
 	return result.With(runAction, out.Code, out.Reason, RunDetail{Argv: out.Argv, ExitCode: out.ExitCode, Signal: out.Signal,
 		Stdout: string(out.Stdout), Stderr: string(out.Stderr), Truncated: out.Truncated, Confinement: out.Confinement,
-		Limit: out.Limit, Paths: s.existingPaths(ctx, req.Cwd, out.Argv), Approval: out.Approval}, start)
+		Limit: out.Limit, Paths: s.existingPaths(ctx, req.Cwd, out.Argv), Approval: out.Approval,
+		Protected: out.Protected}, start)
 }
 
 // existingPaths is the radar's view of the arguments of argv that name
