@@ -6,6 +6,7 @@
 //
 //	terminald --config policy.toml [--http ADDR --http-token-file FILE] [--log-level LEVEL]
 //	terminald audit verify FILE
+//	terminald quarantine list|restore DIR [RUN/N]
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 	"github.com/bastion-mcp/bastion/safety/config"
 	"github.com/bastion-mcp/bastion/safety/ids"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
+	"github.com/bastion-mcp/bastion/safety/protect"
 	"github.com/bastion-mcp/bastion/safety/proxy"
 	"github.com/bastion-mcp/bastion/safety/redact"
 	"github.com/bastion-mcp/bastion/safety/result"
@@ -43,6 +45,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err := p.Terminal.Preflight(); err != nil {
 			e.Errorf("%s", err)
 		}
+	}
+	if len(args) > 0 && args[0] == "quarantine" {
+		return protect.RunQuarantineCommand(args[1:], stdout, stderr)
 	}
 	if code, done := cli.Parse(args, stdout, stderr); done {
 		return code

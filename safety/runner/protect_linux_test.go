@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bastion-mcp/bastion/safety/protect"
 	"github.com/bastion-mcp/bastion/safety/runner/runnertest"
 	"github.com/bastion-mcp/bastion/safety/sandbox"
 )
@@ -126,6 +127,31 @@ func TestPlantedProtectedPathsNeverRunOutside(t *testing.T) {
 			}
 			if b, err := os.ReadFile(marker); err == nil {
 				t.Fatalf("a planted program ran outside the sandbox: %q", b)
+			}
+			// The person, and only the person, takes a planted file back.
+			qdir := filepath.Join(f.Runtime.StateDir, QuarantineDirName)
+			var list, errb strings.Builder
+			if code := protect.RunQuarantineCommand([]string{"list", qdir}, &list, &errb); code != 0 {
+				t.Fatalf("quarantine list: %d %s", code, errb.String())
+			}
+			for _, c := range out.Protected {
+				if c.Path != ".envrc" {
+					continue
+				}
+				if !strings.Contains(list.String(), c.Quarantine+"\t") {
+					t.Fatalf("quarantine list does not show %s:\n%s", c.Quarantine, list.String())
+				}
+				var o, e strings.Builder
+				if code := protect.RunQuarantineCommand([]string{"restore", qdir, c.Quarantine}, &o, &e); code != 0 {
+					t.Fatalf("quarantine restore: %s", e.String())
+				}
+				if b, err := os.ReadFile(filepath.Join(f.Jail, ".envrc")); err != nil || !strings.Contains(string(b), "fsmon.sh") {
+					t.Fatalf(".envrc was not restored: %v", err)
+				}
+				if code := protect.RunQuarantineCommand([]string{"restore", qdir, c.Quarantine}, &o, &e); code == 0 {
+					t.Fatal("a second restore succeeded")
+				}
+				_ = os.Remove(filepath.Join(f.Jail, ".envrc"))
 			}
 			recs := f.AuditRecords(t)
 			found := false
