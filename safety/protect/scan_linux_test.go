@@ -1,0 +1,118 @@
+package protect
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func scanOf(t *testing.T, s *Set, dir string, backup bool) *Snapshot {
+	t.Helper()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	snap, err := s.Scan(fd, dir, backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+func mk(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for rel, data := range files {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestScanFindsHooksPathAndSkipsObjects: the directory core.hooksPath
+// names is protected, and a repository's objects are never walked.
+func TestScanFindsHooksPathAndSkipsObjects(t *testing.T) {
+	dir := t.TempDir()
+	mk(t, dir, map[string]string{
+		".git/config":            "[core]\n\trepositoryformatversion = 0\n[core]\n\thooksPath = tools/hooks\n",
+		".git/objects/ab/cd":     "x",
+		".git/hooks/pre-commit":  "#!/bin/sh\n",
+		"tools/hooks/pre-commit": "#!/bin/sh\n",
+		"src/.envrc":             "x",
+		"src/main.go":            "package main",
+	})
+	snap := scanOf(t, Default(), dir, false)
+	for _, want := range []string{".git", ".git/config", ".git/hooks", ".git/hooks/pre-commit", "tools/hooks", "tools/hooks/pre-commit", "src/.envrc"} {
+		if _, ok := snap.Paths[want]; !ok {
+			t.Errorf("%s not found: %v", want, snap.Paths)
+		}
+	}
+	for rel := range snap.Paths {
+		if rel == "src/main.go" || filepath.Dir(rel) == ".git/objects/ab" {
+			t.Errorf("%s is not protected but was recorded", rel)
+		}
+	}
+}
+
+// TestUndoRestoresChangedAndQuarantinesPlanted: a changed hook is moved
+// to the quarantine and its original written back; a planted .envrc is
+// moved out; a removed config is written back; nothing is overwritten.
+func TestUndoRestoresChangedAndQuarantinesPlanted(t *testing.T) {
+	dir, q := t.TempDir(), t.TempDir()
+	mk(t, dir, map[string]string{".git/config": "[core]\n", ".git/hooks/pre-commit": "original\n"})
+	s := Default()
+	before := scanOf(t, s, dir, true)
+	mk(t, dir, map[string]string{".git/hooks/pre-commit": "planted and longer\n", "a/.envrc": "planted\n"})
+	if err := os.Remove(filepath.Join(dir, ".git/config")); err != nil {
+		t.Fatal(err)
+	}
+	after := scanOf(t, s, dir, false)
+	changes := Diff(before, after)
+	fd, _ := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	defer unix.Close(fd)
+	changes, err := Undo(fd, dir, changes, before, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range changes {
+		got[c.Path] = c.Attempted + ": " + c.Outcome
+	}
+	want := map[string]string{
+		".git/config":           "remove: original restored",
+		".git/hooks/pre-commit": "change: moved to quarantine; original restored",
+		"a/.envrc":              "create: moved to quarantine",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: got %q, want %q", k, got[k], v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("changes: %v", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".git/hooks/pre-commit")); string(b) != "original\n" {
+		t.Errorf("pre-commit holds %q", b)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "a/.envrc")); err == nil {
+		t.Error("the planted .envrc is still there")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".git/config")); string(b) != "[core]\n" {
+		t.Errorf(".git/config holds %q", b)
+	}
+	// What was planted or changed is in the quarantine, with a manifest.
+	runs, _ := os.ReadDir(q)
+	if len(runs) != 1 {
+		t.Fatalf("quarantine runs: %v", runs)
+	}
+	m, err := readManifest(filepath.Join(q, runs[0].Name()))
+	if err != nil || len(m) != 2 {
+		t.Fatalf("manifest: %v %+v", err, m)
+	}
+}
