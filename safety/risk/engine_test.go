@@ -348,3 +348,22 @@ func TestCleanRelRefusesAClimbWithTheJailSentinel(t *testing.T) {
 		})
 	}
 }
+
+// TestProtectedPathsAreHighRiskWithWhatRunsThem: every protected path of
+// safety/protect is HIGH_RISK by name, at any depth, and its reason says
+// what runs it.
+func TestProtectedPathsAreHighRiskWithWhatRunsThem(t *testing.T) {
+	e := newEngine(t, Options{})
+	dir := t.TempDir()
+	for _, rel := range []string{".vscode/tasks.json", "web/.envrc", ".mcp.json", ".claude/settings.json", ".git/hooks/pre-commit",
+		".git/config", "sub/.git/info/attributes", ".idea/workspace.xml", ".yarnrc.yml", ".bashrc"} {
+		d, err := e.ClassifyPath(dir, rel, false)
+		if err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		m := d.Metadata
+		if m.Importance != HighRisk || !strings.Contains(strings.Join(m.Reasons, " "), "Runs code later") {
+			t.Errorf("%s: %s %q", rel, m.Importance, m.Reasons)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+
+	"github.com/bastion-mcp/bastion/safety/protect"
 )
 
 // The canonical built-in packs live in packs/ beside this file and are
@@ -43,7 +45,34 @@ func builtinPacks() ([]*RuleSet, error) {
 		rs.tier, rs.order = 0, i
 		sets = append(sets, rs)
 	}
-	return sets, nil
+	rs, err := ParseRules("builtin:protected", protectedPack())
+	if err != nil {
+		return nil, fmt.Errorf("built-in pack protected: %w", err)
+	}
+	rs.tier, rs.order = 0, len(sets)
+	return append(sets, rs), nil
+}
+
+// protectedPack is the always-on pack built from safety/protect's
+// Defaults, so the radar and the sandbox share one list: each protected
+// path is HIGH_RISK, with what runs it and when.
+func protectedPack() []byte {
+	var b strings.Builder
+	b.WriteString("[pack]\nname = \"protected\"\ndescription = \"Paths that make git, editors, direnv, agent clients and shells run code later (safety/protect); terminald commands cannot change them.\"\n")
+	rule := func(pattern, trigger string) {
+		fmt.Fprintf(&b, "\n[[rule]]\npattern = %q\ncategory = \"RISK\"\npriority = 96\nreason = %q\nsuggested_action = \"READ_ONLY\"\n",
+			pattern, "Runs code later, outside any sandbox: "+trigger+". Change it only when the person asks for it by name.")
+	}
+	for _, e := range protect.Defaults {
+		switch e.Kind {
+		case protect.Tree:
+			rule("**/"+e.Pattern+"/", e.Trigger)
+			rule("**/"+e.Pattern+"/**", e.Trigger)
+		case protect.File:
+			rule("**/"+e.Pattern, e.Trigger)
+		}
+	}
+	return []byte(b.String())
 }
 
 // BuiltinPacks lists the embedded packs: name, description and markers

@@ -210,8 +210,9 @@ func TestSummaryLoweringWithGitFacts(t *testing.T) {
 	for _, it := range s.HighRisk {
 		listed = append(listed, it.Path)
 	}
-	if s.Lowered != 2 || !slices.Equal(listed, []string{".env", ".git/"}) {
-		t.Fatalf("lowered %d, high risk listed %q: want 2 lowered, .env and .git/ listed", s.Lowered, listed)
+	// The repository's protected paths (safety/protect) are listed too.
+	if want := []string{".env", ".git/", ".git/config", ".git/hooks/", ".git/info/"}; s.Lowered != 2 || !slices.Equal(listed, want) {
+		t.Fatalf("lowered %d, high risk listed %q: want 2 lowered, %q listed", s.Lowered, listed, want)
 	}
 	r := openRoot(t, dir)
 	for _, rel := range []string{".env.local", ".env.test"} {
