@@ -74,6 +74,10 @@ type Facts struct {
 	RiskAction   string    // the radar's suggested action, "" when unknown
 	RiskMIME     string    // the radar's MIME type guess, "" when unknown
 	Category     string    // the category folder, "" when none
+	// Protected is set when the move's destination is a protected path
+	// (safety/protect): the protected-path rule refuses it. Moving a
+	// protected file away is not refused (it runs nothing).
+	Protected bool
 }
 
 // Rule is one skip rule as declared.
@@ -90,7 +94,7 @@ type term struct{ key, val string }
 
 var knownFlags = map[string]bool{"escape": true, "symlink": true, "bad_name": true, "special": true,
 	"dest_occupied": true, "not_permitted": true, "dir": true, "file": true, "dotfile": true,
-	"recent": true, "no_category": true}
+	"recent": true, "no_category": true, "protected_path": true}
 
 func parseCond(c string) ([]term, error) {
 	var out []term
@@ -148,6 +152,8 @@ func (t term) match(f Facts, now time.Time, recent time.Duration) bool {
 		return f.Kind == Special
 	case "dest_occupied":
 		return f.DestOccupied
+	case "protected_path":
+		return f.Protected
 	case "not_permitted":
 		return f.Kind != File && f.Kind != Dir
 	case "dir":

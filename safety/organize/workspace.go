@@ -2,6 +2,7 @@ package organize
 
 import (
 	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/protect"
 	"github.com/bastion-mcp/bastion/safety/journal"
 	"github.com/bastion-mcp/bastion/safety/result"
 )
@@ -53,6 +54,7 @@ func (w Workspace) Evaluate(d *jail.Dir, rel string, e jail.Entry) Evaluation {
 		ev.Dest = jail.Join(jail.Join(rel, ev.Facts.Category), e.Name)
 		ev.Facts.DestOccupied = w.Occupied(ev.Dest)
 	}
+	ev.Facts.Protected = isProtected(ev.Dest)
 	ev.Skip = w.Rules.Plan(ev.Facts)
 	return ev
 }
@@ -108,6 +110,7 @@ func (w Workspace) CheckMove(src, dest string) (journal.Move, *Skip) {
 		f.BadName = true
 	}
 	f.DestOccupied = w.Occupied(dr)
+	f.Protected = isProtected(dr)
 	if sk := w.Rules.Protect(f); sk != nil {
 		return journal.Move{}, sk
 	}
@@ -124,4 +127,23 @@ func (w Workspace) badPath(src string, err error) *Skip {
 		return sk
 	}
 	return &Skip{Code: code, Reason: reason, Rule: "invalid-path", Layer: Protection}
+}
+
+// protectedSet is the built-in protected set (safety/protect): organizerd
+// never creates, moves or replaces a path that makes the person's tools
+// run code later.
+var protectedSet = protect.Default()
+
+// isProtected reports whether any of paths (workspace-relative; "" is
+// skipped) is a protected path.
+func isProtected(paths ...string) bool {
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if _, ok := protectedSet.Match(p); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -49,7 +49,7 @@ func newWorkspace(t *testing.T, files ...string) (Workspace, string) {
 }
 
 func TestCheckMoveAppliesTheProtectionLayer(t *testing.T) {
-	w, dir := newWorkspace(t, "a.pdf", "setup.exe", "taken.pdf", "Docs/b.pdf", "File", "folder/")
+	w, dir := newWorkspace(t, "a.pdf", "setup.exe", "taken.pdf", "Docs/b.pdf", "File", "folder/", ".npmrc")
 	if err := os.Symlink(filepath.Join(dir, "a.pdf"), filepath.Join(dir, "link.pdf")); err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +71,11 @@ func TestCheckMoveAppliesTheProtectionLayer(t *testing.T) {
 		{"occupied destination", "a.pdf", "taken.pdf", result.PolicyDenied, "occupied-destination"},
 		{"destination folder is a file", "a.pdf", "File/a.pdf", result.PolicyDenied, "occupied-destination"},
 		{"control character in destination", "a.pdf", "x\x1b.pdf", result.PolicyDenied, "bad-name"},
+		{"onto a git hook", "a.pdf", ".git/hooks/pre-commit", result.PolicyDenied, "protected-path"},
+		{"creates .envrc", "a.pdf", "sub/.envrc", result.PolicyDenied, "protected-path"},
+		{"creates editor tasks", "a.pdf", ".vscode/tasks.json", result.PolicyDenied, "protected-path"},
+		{"creates agent settings", "folder", ".claude", result.PolicyDenied, "protected-path"},
+		{"moving a protected file away runs nothing", ".npmrc", "npmrc.txt", result.OK, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m, sk := w.CheckMove(c.src, c.dest)
