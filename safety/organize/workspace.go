@@ -2,8 +2,8 @@ package organize
 
 import (
 	"github.com/bastion-mcp/bastion/safety/jail"
-	"github.com/bastion-mcp/bastion/safety/protect"
 	"github.com/bastion-mcp/bastion/safety/journal"
+	"github.com/bastion-mcp/bastion/safety/protect"
 	"github.com/bastion-mcp/bastion/safety/result"
 )
 
