@@ -51,9 +51,7 @@ func TestRmRfRootIsDenied(t *testing.T) {
 
 func TestGitAliasBangIsDeniedThroughServer(t *testing.T) {
 	e := newEnv(t)
-	if r := e.run(t, "git init -q"); r.Code != "OK" || r.exit() != 0 {
-		t.Fatalf("git init: %s", r.text)
-	}
+	gitInitOnHost(t, e.Jail)
 	for _, line := range []string{
 		"git -c alias.x=!touch${IFS}pwned x", "git -c alias.x='!touch pwned' x", "git -calias.x=!sh x",
 		"git --config-env=alias.x=Y x", "git x",
@@ -74,14 +72,25 @@ func TestGitAliasBangIsDeniedThroughServer(t *testing.T) {
 	}
 }
 
+// gitInitOnHost makes dir a repository as its person would, outside the
+// sandbox: a .git created by a command is a protected path and is moved to
+// the quarantine before the answer (docs/terminald.md, Protected paths).
+func gitInitOnHost(t *testing.T, dir string) {
+	t.Helper()
+	c := exec.Command("git", "init", "-q")
+	c.Dir = dir
+	c.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+}
+
 // TestRepoFsmonitorHookDoesNotRun plants core.fsmonitor in a repository's
 // .git/config: plain git runs it on `git status`; through terminald the
 // hardening environment turns it off.
 func TestRepoFsmonitorHookDoesNotRun(t *testing.T) {
 	e := newEnv(t)
-	if r := e.run(t, "git init -q"); r.exit() != 0 {
-		t.Fatalf("git init: %s", r.text)
-	}
+	gitInitOnHost(t, e.Jail)
 	cfg := filepath.Join(e.Jail, ".git", "config")
 	b, _ := os.ReadFile(cfg)
 	testfs.Write(t, cfg, string(b)+"[core]\n\tfsmonitor = touch pwned-fsmonitor\n[credential]\n\thelper = !touch pwned-cred\n")
@@ -108,9 +117,7 @@ func TestGitHooksDoNotRun(t *testing.T) {
 	e := newEnv(t, func(o *Options) {
 		o.PassEnv = []string{"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b"}
 	})
-	if r := e.run(t, "git init -q"); r.exit() != 0 {
-		t.Fatalf("git init: %s", r.text)
-	}
+	gitInitOnHost(t, e.Jail)
 	// A hook made executable by someone outside the sandbox, pointing at a
 	// system program that would leave a trace.
 	hook := filepath.Join(e.Jail, ".git", "hooks", "pre-commit")
