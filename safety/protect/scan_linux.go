@@ -61,6 +61,13 @@ func (s *Snapshot) Top() []Found {
 	return kept
 }
 
+// NotScanned names the directories Scan does not enter (outside a
+// protected tree): no tool looks for git, editor, direnv or agent-client
+// configuration inside installed JavaScript packages (VS Code's repository
+// scan skips node_modules too), packages do ship such files, and a
+// node_modules tree is often the largest part of a project by far.
+const NotScanned = "node_modules"
+
 // Scan limits: a tree deeper than maxDepth, or a backup larger than
 // BackupMax in all, makes Scan fail rather than answer incompletely.
 const (
@@ -170,7 +177,7 @@ func (w *walker) dir(fd int, parts []string, inTree *Entry) error {
 			sub = inTree
 		case hit && e.Kind == Tree:
 			sub = &e
-		case !w.set.mayHoldProtected(cp):
+		case !w.set.mayHoldProtected(cp) || name == NotScanned:
 			continue
 		}
 		cfd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)

@@ -40,12 +40,13 @@ func mk(t *testing.T, dir string, files map[string]string) {
 func TestScanFindsHooksPathAndSkipsObjects(t *testing.T) {
 	dir := t.TempDir()
 	mk(t, dir, map[string]string{
-		".git/config":            "[core]\n\trepositoryformatversion = 0\n[core]\n\thooksPath = tools/hooks\n",
-		".git/objects/ab/cd":     "x",
-		".git/hooks/pre-commit":  "#!/bin/sh\n",
-		"tools/hooks/pre-commit": "#!/bin/sh\n",
-		"src/.envrc":             "x",
-		"src/main.go":            "package main",
+		".git/config":                            "[core]\n\trepositoryformatversion = 0\n[core]\n\thooksPath = tools/hooks\n",
+		".git/objects/ab/cd":                     "x",
+		".git/hooks/pre-commit":                  "#!/bin/sh\n",
+		"tools/hooks/pre-commit":                 "#!/bin/sh\n",
+		"src/.envrc":                             "x",
+		"src/main.go":                            "package main",
+		"node_modules/pkg/.vscode/settings.json": "{}",
 	})
 	snap := scanOf(t, Default(), dir, false)
 	for _, want := range []string{".git", ".git/config", ".git/hooks", ".git/hooks/pre-commit", "tools/hooks", "tools/hooks/pre-commit", "src/.envrc"} {
@@ -54,7 +55,7 @@ func TestScanFindsHooksPathAndSkipsObjects(t *testing.T) {
 		}
 	}
 	for rel := range snap.Paths {
-		if rel == "src/main.go" || filepath.Dir(rel) == ".git/objects/ab" {
+		if rel == "src/main.go" || filepath.Dir(rel) == ".git/objects/ab" || filepath.Dir(rel) == "node_modules/pkg" {
 			t.Errorf("%s is not protected but was recorded", rel)
 		}
 	}

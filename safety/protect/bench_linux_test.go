@@ -1,0 +1,42 @@
+package protect
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// BenchmarkScan measures Set.Scan over a project-like tree: a repository
+// with hooks, a node_modules of many small packages, and sources.
+func BenchmarkScan(b *testing.B) {
+	for _, dirs := range []int{10, 1000, 10000} {
+		b.Run(fmt.Sprintf("dirs=%d", dirs), func(b *testing.B) {
+			top := b.TempDir()
+			for _, f := range []string{".git/config", ".git/hooks/pre-commit.sample", ".git/info/exclude", ".git/objects/ab/cd", "README"} {
+				p := filepath.Join(top, f)
+				_ = os.MkdirAll(filepath.Dir(p), 0o755)
+				_ = os.WriteFile(p, []byte("x"), 0o644)
+			}
+			for i := 0; i < dirs; i++ {
+				d := filepath.Join(top, "node_modules", fmt.Sprintf("p%d", i/10), fmt.Sprintf("d%d", i))
+				_ = os.MkdirAll(d, 0o755)
+				for j := 0; j < 5; j++ {
+					_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("f%d.js", j)), []byte("x"), 0o644)
+				}
+			}
+			fd, _ := unix.Open(top, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			defer unix.Close(fd)
+			s := Default()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := s.Scan(fd, top, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(dirs), "µs/dir")
+		})
+	}
+}
