@@ -26,6 +26,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/bastion-mcp/bastion/safety/result"
 )
@@ -116,6 +117,8 @@ type Unprotect struct {
 // Set is a protected set: Defaults plus the policy's additions, minus its
 // opt-outs. The zero Set protects nothing; use New.
 type Set struct {
+	mu      sync.Mutex
+	trees   map[string]*treeCache // Scan's memory of each tree (Linux)
 	entries []Entry
 	// Unprotected lists the opt-outs in force, for the docs and answers.
 	Unprotected []Unprotect

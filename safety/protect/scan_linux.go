@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -85,19 +87,37 @@ var ErrTooLarge = result.New(result.LimitExceeded,
 
 // Scan walks the tree open at dirfd (whose absolute path is top) and
 // returns its protected paths. Inside a repository's .git it enters only
-// directories that can hold a protected path. The directory a
-// repository's core.hooksPath names, when it lies in the tree, is
-// protected as a Tree too. With backup, the content of every protected
-// regular file and the target of every protected link are kept (at most
-// BackupMax bytes in all), so a change can be undone.
+// directories that can hold a protected path, and it never enters
+// NotScanned. The directory a repository's core.hooksPath names, when it
+// lies in the tree, is protected as a Tree too. With backup, the content
+// of every protected regular file and the target of every protected link
+// are kept (at most BackupMax bytes in all), so a change can be undone.
+//
+// A scan costs one stat per directory once the tree is known: the Set
+// remembers, per tree, each directory's identity and change time with
+// its subdirectories and protected entries, and lists a directory again
+// only when it is new, its inode or change time differs, or it changed
+// within hotWindow before the previous scan (a change in the same clock
+// tick would keep the change time). Creating, removing or renaming an
+// entry always changes its directory's change time, which no system call
+// can set back, and a directory replaced by a link is seen from its
+// parent, checked first; so a protected path cannot appear unseen.
 func (s *Set) Scan(dirfd int, top string, backup bool) (*Snapshot, error) {
 	snap := &Snapshot{Paths: map[string]Found{}}
-	w := &walker{set: s, snap: snap, backup: backup}
-	fd, err := unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
+	var st unix.Stat_t
+	if err := unix.Fstat(dirfd, &st); err != nil {
 		return nil, result.Wrap(result.InternalError, "the jail could not be opened to check its protected paths", err)
 	}
-	if err := w.dir(fd, nil, nil); err != nil {
+	key := fmt.Sprintf("%s\x00%d\x00%d", top, st.Dev, st.Ino)
+	s.mu.Lock()
+	old := s.trees[key]
+	s.mu.Unlock()
+	if old == nil {
+		old = &treeCache{}
+	}
+	w := &walker{set: s, snap: snap, backup: backup, dirfd: dirfd, old: old,
+		cur: &treeCache{dirs: map[string]*dirState{}, files: map[string]Found{}}, now: time.Now().UnixNano()}
+	if err := w.dir("", nil, nil); err != nil {
 		return nil, err
 	}
 	for _, repo := range w.repos {
@@ -119,129 +139,239 @@ func (s *Set) Scan(dirfd int, top string, backup bool) (*Snapshot, error) {
 			}
 		}
 		e := Entry{Pattern: rel, Kind: Tree, Trigger: "the hooks directory a repository's core.hooksPath names: git runs its hooks on commit, checkout and push"}
-		if err := w.add(dirfd, rel, e); err != nil {
+		if err := w.add(rel, e); err != nil {
 			return nil, err
 		}
 	}
+	s.mu.Lock()
+	if s.trees == nil {
+		s.trees = map[string]*treeCache{}
+	}
+	if len(s.trees) >= maxTrees {
+		clear(s.trees)
+	}
+	s.trees[key] = w.cur
+	s.mu.Unlock()
+	snap.Dirs = w.listed
 	return snap, nil
 }
 
-type walker struct {
-	set    *Set
-	snap   *Snapshot
-	backup bool
-	bytes  int
-	repos  []string // rel of each .git directory found
+// hotWindow: a directory whose change time lies this close to a scan is
+// listed again by the next scan, whatever its change time then.
+const hotWindow = int64(100 * time.Millisecond)
+
+// maxTrees bounds the trees a Set remembers.
+const maxTrees = 16
+
+// treeCache is what a Set remembers of one tree between scans.
+type treeCache struct {
+	dirs  map[string]*dirState // by rel ("" for the top)
+	files map[string]Found     // protected entries with their copies, by rel
 }
 
-// dir lists the directory open at fd (closing it), records its protected
-// entries and descends.
-func (w *walker) dir(fd int, parts []string, inTree *Entry) error {
+// dirState is one directory as last listed.
+type dirState struct {
+	dev, ino uint64
+	ctime    int64
+	subdirs  []string // children to descend into
+	hits     []string // names of protected children
+	hitEntry []Entry
+	repo     bool // holds a .git directory
+}
+
+type walker struct {
+	set      *Set
+	snap     *Snapshot
+	backup   bool
+	dirfd    int
+	old, cur *treeCache
+	now      int64
+	bytes    int
+	listed   int
+	repos    []string // rel of each .git directory found
+}
+
+func join(rel, name string) string {
+	if rel == "" {
+		return name
+	}
+	return rel + "/" + name
+}
+
+// dir visits the directory rel: its protected entries are recorded and
+// its subdirectories visited, from the cache when it is unchanged.
+func (w *walker) dir(rel string, parts []string, inTree *Entry) error {
 	if len(parts) > maxDepth {
-		unix.Close(fd)
 		return ErrTooLarge
 	}
-	w.snap.Dirs++
-	f := os.NewFile(uintptr(fd), "dir")
-	ents, err := f.ReadDir(-1)
-	if err != nil && len(ents) == 0 {
-		f.Close()
-		return nil // unreadable: nothing the command could have put there is readable by a tool either
+	var st unix.Stat_t
+	name := rel
+	if name == "" {
+		name = "."
 	}
-	defer f.Close()
-	for _, de := range ents {
-		name := de.Name()
-		cp := append(append([]string(nil), parts...), name)
-		rel := strings.Join(cp, "/")
-		e, hit := Entry{}, false
-		if inTree != nil {
-			e, hit = *inTree, true
-		} else {
-			e, hit = w.set.Match(rel)
+	if err := unix.Fstatat(w.dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil
+	}
+	ctime := st.Ctim.Nano()
+	ds := w.old.dirs[rel]
+	if ds == nil || ds.dev != uint64(st.Dev) || ds.ino != st.Ino || ds.ctime != ctime || w.now-ctime < hotWindow {
+		var err error
+		if ds, err = w.list(rel, parts, inTree, uint64(st.Dev), st.Ino, ctime); err != nil {
+			return err
 		}
-		isDir := de.Type()&os.ModeDir != 0
-		if hit {
-			if err := w.record(fd, name, rel, e); err != nil {
-				return err
+		if ds == nil {
+			return nil
+		}
+	}
+	w.cur.dirs[rel] = ds
+	if ds.repo && inTree == nil {
+		w.repos = append(w.repos, join(rel, ".git"))
+	}
+	for i, n := range ds.hits {
+		if err := w.record(join(rel, n), ds.hitEntry[i]); err != nil {
+			return err
+		}
+	}
+	for _, n := range ds.subdirs {
+		cp := append(append([]string(nil), parts...), n)
+		sub := inTree
+		if sub == nil {
+			if e, ok := w.set.Match(join(rel, n)); ok && e.Kind == Tree {
+				sub = &e
 			}
 		}
-		if name == ".git" && isDir && inTree == nil {
-			w.repos = append(w.repos, rel)
-		}
-		if !isDir {
-			continue
-		}
-		var sub *Entry
-		switch {
-		case inTree != nil:
-			sub = inTree
-		case hit && e.Kind == Tree:
-			sub = &e
-		case !w.set.mayHoldProtected(cp) || name == NotScanned:
-			continue
-		}
-		cfd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			continue // gone, or not enterable
-		}
-		if err := w.dir(cfd, cp, sub); err != nil {
+		if err := w.dir(join(rel, n), cp, sub); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// record stats name beneath fd and keeps it (with its backup).
-func (w *walker) record(fd int, name, rel string, e Entry) error {
+// list reads the directory rel (opened beneath the tree, no link
+// followed) and decides its protected children and the subdirectories to
+// visit.
+func (w *walker) list(rel string, parts []string, inTree *Entry, dev, ino uint64, ctime int64) (*dirState, error) {
+	name := rel
+	if name == "" {
+		name = "."
+	}
+	fd, err := openDirBeneath(w.dirfd, name)
+	if err != nil {
+		return nil, nil // gone, or not enterable
+	}
+	f := os.NewFile(uintptr(fd), "dir")
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil && len(ents) == 0 {
+		return nil, nil // unreadable: what is there is unreadable to a tool too
+	}
+	w.listed++
+	ds := &dirState{dev: dev, ino: ino, ctime: ctime}
+	for _, de := range ents {
+		n := de.Name()
+		cp := append(append([]string(nil), parts...), n)
+		e, hit := Entry{}, false
+		if inTree != nil {
+			e, hit = *inTree, true
+		} else {
+			e, hit = w.set.Match(join(rel, n))
+		}
+		isDir := de.Type()&os.ModeDir != 0
+		if hit {
+			ds.hits = append(ds.hits, n)
+			ds.hitEntry = append(ds.hitEntry, e)
+		}
+		if n == ".git" && isDir {
+			ds.repo = true
+		}
+		if !isDir {
+			continue
+		}
+		if inTree != nil || (hit && e.Kind == Tree) || (w.set.mayHoldProtected(cp) && n != NotScanned) {
+			ds.subdirs = append(ds.subdirs, n)
+		}
+	}
+	return ds, nil
+}
+
+// record stats rel and keeps it, with its copy when the walker keeps
+// copies (taken again only when the entry changed since the last scan).
+func (w *walker) record(rel string, e Entry) error {
 	var st unix.Stat_t
-	if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := unix.Fstatat(w.dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil
 	}
 	f := Found{Rel: rel, Entry: e, Stat: statOf(&st)}
+	if !w.backup {
+		// Keep the copy for the next scan that needs one.
+		if prev, ok := w.old.files[rel]; ok && prev.Stat == f.Stat {
+			w.cur.files[rel] = prev
+		}
+	}
 	if w.backup {
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFREG:
-			if w.bytes+int(st.Size) > BackupMax {
-				return ErrTooLarge
+		if prev, ok := w.old.files[rel]; ok && prev.backed && prev.Stat == f.Stat && w.now-f.Stat.Ctim >= hotWindow {
+			f.Data, f.backed = prev.Data, true
+		} else {
+			switch st.Mode & unix.S_IFMT {
+			case unix.S_IFREG:
+				if w.bytes+int(st.Size) > BackupMax {
+					return ErrTooLarge
+				}
+				if data, err := readBeneath(w.dirfd, rel, st.Size); err == nil {
+					f.Data, f.backed = data, true
+				}
+			case unix.S_IFLNK:
+				parent, base := path.Split(rel)
+				pfd, err := openDirBeneath(w.dirfd, dotIfEmpty(strings.TrimSuffix(parent, "/")))
+				if err == nil {
+					buf := make([]byte, unix.PathMax)
+					if n, err := unix.Readlinkat(pfd, base, buf); err == nil {
+						f.Data, f.backed = buf[:n], true
+					}
+					unix.Close(pfd)
+				}
+			case unix.S_IFDIR:
+				f.backed = true
 			}
-			data, err := readAt(fd, name, st.Size)
-			if err == nil {
-				f.Data, f.backed = data, true
-				w.bytes += len(data)
-			}
-		case unix.S_IFLNK:
-			buf := make([]byte, unix.PathMax)
-			if n, err := unix.Readlinkat(fd, name, buf); err == nil {
-				f.Data, f.backed = buf[:n], true
-			}
-		case unix.S_IFDIR:
-			f.backed = true
+		}
+		w.bytes += len(f.Data)
+		if f.backed {
+			w.cur.files[rel] = f
 		}
 	}
 	w.snap.Paths[rel] = f
 	return nil
 }
 
-// add records rel (and, for a Tree, all beneath it) under entry e.
-func (w *walker) add(dirfd int, rel string, e Entry) error {
-	parent, name := path.Split(rel)
-	pfd := dirfd
-	if parent != "" {
-		fd, err := openDirBeneath(dirfd, strings.TrimSuffix(parent, "/"))
-		if err != nil {
-			return nil
-		}
-		defer unix.Close(fd)
-		pfd = fd
+func dotIfEmpty(p string) string {
+	if p == "" {
+		return "."
 	}
-	if err := w.record(pfd, name, rel, e); err != nil {
+	return p
+}
+
+// readBeneath reads the regular file rel beneath dirfd, no link followed.
+func readBeneath(dirfd int, rel string, size int64) ([]byte, error) {
+	how := unix.OpenHow{Flags: uint64(unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK),
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	fd, err := unix.Openat2(dirfd, rel, &how)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	var b bytes.Buffer
+	b.Grow(int(size))
+	_, err = b.ReadFrom(f)
+	return b.Bytes(), err
+}
+
+// add records rel (and, for a Tree, all beneath it) under entry e.
+func (w *walker) add(rel string, e Entry) error {
+	if err := w.record(rel, e); err != nil {
 		return err
 	}
-	cfd, err := unix.Openat(pfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil
-	}
-	return w.dir(cfd, strings.Split(rel, "/"), &e)
+	return w.dir(rel, strings.Split(rel, "/"), &e)
 }
 
 func statOf(st *unix.Stat_t) Stat {

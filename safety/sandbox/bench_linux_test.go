@@ -10,6 +10,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/bastion-mcp/bastion/safety/protect"
 )
 
 // timed runs op b.N times and also reports the median, which a noisy
@@ -160,4 +162,56 @@ func BenchmarkGoTestSandboxVsDirect(b *testing.B) {
 	b.ReportMetric(float64(in[len(in)/2].Milliseconds()), "sandbox-p50-ms")
 	b.ReportMetric(float64(out[len(out)/2].Milliseconds()), "direct-p50-ms")
 	b.ReportMetric(float64(in[len(in)/2])/float64(out[len(out)/2]), "ratio")
+}
+
+// BenchmarkProtectedPathsCost measures what the protected-path check
+// adds to Run of /bin/true with its helper prepared, as terminald runs
+// it: a jail that is a git repository (hooks, config, info) with a few
+// hundred source directories, each command run with and without
+// Spec.Protect, alternating, in the same run. It reports both medians
+// and their difference (goal: at most 0.5 ms added).
+func BenchmarkProtectedPathsCost(b *testing.B) {
+	bx := newBox(b)
+	if out, err := exec.Command("git", "init", "-q", bx.jail).CombinedOutput(); err != nil {
+		b.Fatalf("git init: %v %s", err, out)
+	}
+	for i := 0; i < 300; i++ {
+		d := filepath.Join(bx.jail, "src", fmt.Sprintf("pkg%d", i/10), fmt.Sprintf("sub%d", i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "main.go"), []byte("package x\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	plain := bx.spec(b, "true")
+	plain.Stdout, plain.Stderr = io.Discard, io.Discard
+	guarded := plain
+	guarded.Protect, guarded.QuarantineDir = protect.Default(), filepath.Join(b.TempDir(), "quarantine")
+	var with, without []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, s := range []Spec{plain, guarded} {
+			b.StopTimer()
+			Prepare(s)
+			time.Sleep(25 * time.Millisecond)
+			b.StartTimer()
+			t0 := time.Now()
+			if err := runOK(s); err != nil {
+				b.Fatal(err)
+			}
+			if s.Protect != nil {
+				with = append(with, time.Since(t0))
+			} else {
+				without = append(without, time.Since(t0))
+			}
+		}
+	}
+	b.StopTimer()
+	slices.Sort(with)
+	slices.Sort(without)
+	p50w, p50o := with[len(with)/2], without[len(without)/2]
+	b.ReportMetric(float64(p50o.Nanoseconds()), "p50-plain-ns")
+	b.ReportMetric(float64(p50w.Nanoseconds()), "p50-protected-ns")
+	b.ReportMetric(float64((p50w - p50o).Nanoseconds()), "added-ns")
 }
