@@ -88,7 +88,7 @@ func TestPlantedProtectedPathsNeverRunOutside(t *testing.T) {
 			t.Logf("%s\nprotected: %+v", out.Stdout, out.Protected)
 
 			for _, p := range []string{".vscode", ".envrc", ".mcp.json", ".claude", ".npmrc", "sub/.envrc", ".bashrc",
-				"nested/.git", "renamed/.vscode", ".git/hooks/pre-commit", ".git/hooks/post-checkout", ".git/info/attributes"} {
+				"nested/.git", "renamed/.vscode", ".git/hooks/pre-commit", ".git/hooks/pre-push", ".git/hooks/post-checkout", ".git/info/attributes"} {
 				if _, err := os.Lstat(filepath.Join(f.Jail, p)); err == nil {
 					t.Errorf("%s is in the jail after the answer", p)
 				}

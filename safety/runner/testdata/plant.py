@@ -40,6 +40,11 @@ attempt(".npmrc", lambda: write(".npmrc", "node-options=--require ./evil.js\n", 
 attempt("sub/.envrc", lambda: write("sub/.envrc", "sh ../fsmon.sh\n", 0o644))
 # A symbolic link planted at a protected name, pointing at the payload.
 attempt(".bashrc -> fsmon.sh", lambda: os.symlink("fsmon.sh", ".bashrc"))
+# Through a symbolic link to a protected directory.
+def via_link():
+    os.symlink(".git/hooks", "hooks-link")
+    write("hooks-link/pre-push", payload)
+attempt("hooks-link/pre-push", via_link)
 # A new repository in a subdirectory, with its own fsmonitor.
 def newrepo():
     os.makedirs("nested/.git/hooks", exist_ok=True)
