@@ -16,6 +16,8 @@
 //     server (the helper is PID 1 of the command's PID namespace);
 //   - give the child a capability, a setuid bit, ptrace, io_uring, kernel
 //     keyrings or memory no resident set shows;
+//   - let the child create a socket of a family the namespaces do not
+//     isolate (only AF_UNIX, AF_INET, AF_INET6 and NETLINK_ROUTE);
 //   - run unconfined when confinement was required: with Mode "required" and
 //     no usable Landlock, Run and Preflight answer POLICY_DENIED.
 //
@@ -266,7 +268,8 @@ type Outcome struct {
 	PeakRSSKB int64
 	// Confinement describes what confined the child, e.g.
 	// "namespaces(user,mnt,pid,net,ipc,uts) + landlock-abi7: fs+scope;
-	// seccomp; rlimits+watchdog" or "none (best-effort: landlock unavailable)".
+	// seccomp (socket families: unix,inet,inet6,netlink-route);
+	// rlimits+watchdog" or "none (best-effort: landlock unavailable)".
 	Confinement string
 }
 
@@ -375,6 +378,10 @@ func plan(mode Mode, iso Isolation, net NetMode) (runPlan, error) {
 	return p, nil
 }
 
+// socketFamilies names the socket families the seccomp filter lets a
+// command create (sockfamily_linux.go), as describe says it.
+const socketFamilies = "unix,inet,inet6,netlink-route"
+
 // describe names the confinement a run gets.
 func describe(abi int, iso Isolation, net NetMode) string {
 	var b strings.Builder
@@ -397,6 +404,8 @@ func describe(abi int, iso Isolation, net NetMode) string {
 		b.WriteString("; seccomp")
 		if iso == IsolationLandlock && net == NetDeny {
 			b.WriteString(" (no sockets)")
+		} else {
+			b.WriteString(" (socket families: " + socketFamilies + ")")
 		}
 	}
 	switch net {
