@@ -9,10 +9,17 @@ package sandbox
 // (TestAttacksUnprivileged).
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // familiesPy tries to create one socket of each family it is given
@@ -132,6 +139,166 @@ func TestAttackCreateSocketOfFamilyNamespacesDoNotIsolate(t *testing.T) {
 					t.Errorf("%s, network %s: %s %s: got %q, want %q\n%s", iso, net, f.kind, f.name, got, want, b.transcript())
 				}
 			}
+		}
+	})
+}
+
+// inotifyPy takes every inotify instance it can, then tries for more from
+// a nested user namespace of its own (where it is root and the maxima are
+// its own to raise), reports, and holds them all until the test writes
+// "release" in the jail.
+const inotifyPy = `
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+def say(*a):
+    sys.stdout.write(" ".join(str(x) for x in a) + "\n"); sys.stdout.flush()
+try:
+    names = sorted(os.listdir("/proc/sys/user"))
+except OSError as e:
+    names = []
+    say("counters unreadable", e.errno)
+for name in names:
+    try:
+        say("counter", name, open("/proc/sys/user/" + name).read().strip())
+    except OSError as e:
+        say("counter", name, "unreadable", e.errno)
+def take():
+    fds, err = [], 0
+    while len(fds) < 100000:
+        fd = libc.inotify_init1(0)
+        if fd < 0:
+            err = ctypes.get_errno()
+            break
+        fds.append(fd)
+    return fds, err
+fds, err = take()
+say("held", len(fds), "errno", err)
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    if libc.unshare(0x10000000) != 0:
+        os.write(w, b"nested unshare-refused %d 0\n" % ctypes.get_errno())
+        os._exit(0)
+    try:
+        open("/proc/sys/user/max_inotify_instances", "w").write("100000")
+    except OSError:
+        pass
+    more, err = take()
+    os.write(w, b"nested held %d %d\n" % (len(more), err))
+    os._exit(0)
+os.waitpid(pid, 0)
+say(os.read(r, 200).decode().strip())
+open("held-inotify", "w").write(str(len(fds)))
+deadline = time.time() + 15
+while not os.path.exists("release") and time.time() < deadline:
+    time.sleep(0.02)
+open("done-inotify", "w").write("done")
+`
+
+// The command takes every inotify instance it can (and more from a user
+// namespace of its own) while the test, as the server's user, creates one
+// on the host: it can. With namespaces the command gets at most its cap
+// (16, or a quarter of the server's maximum) and sees every
+// /proc/sys/user counter capped; with landlock isolation inotify is
+// refused (ENOSYS), as no user namespace can hold a cap.
+func TestAttackExhaustServerUsersInotifyInstances(t *testing.T) {
+	t.Parallel()
+	bndEachIsolation(t, func(t *testing.T, iso Isolation) {
+		b := newBndBox(t, iso)
+		b.write(t, "inotify.py", inotifyPy)
+		s := b.spec(t, "python3", "inotify.py")
+		type ran struct {
+			out Outcome
+			err error
+		}
+		done := make(chan ran, 1)
+		go func() {
+			out, err := Run(context.Background(), s)
+			done <- ran{out, err}
+		}()
+		held := filepath.Join(b.jail, "held-inotify")
+		var hostErr error
+		hostTried := false
+		deadline := time.Now().Add(20 * time.Second)
+	wait:
+		for time.Now().Before(deadline) {
+			select {
+			case r := <-done:
+				done <- r
+				break wait
+			default:
+			}
+			if _, err := os.Stat(held); err == nil {
+				fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+				if err == nil {
+					unix.Close(fd)
+				}
+				hostErr, hostTried = err, true
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := os.WriteFile(filepath.Join(b.jail, "release"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := <-done
+		if r.err != nil {
+			t.Fatalf("%s: Run: %v\n%s", iso, r.err, b.transcript())
+		}
+		b.mustHaveRun(t, b.jail, "inotify")
+		if !hostTried {
+			t.Fatalf("%s: the command never reported holding its instances\n%s", iso, b.transcript())
+		}
+		if hostErr != nil {
+			t.Errorf("%s: while the command held its inotify instances, the server's user (uid %d) could not create one on the host: %v\n%s",
+				iso, os.Getuid(), hostErr, b.transcript())
+		}
+		var n, errno int
+		var nested string
+		counters := map[string]string{}
+		for _, l := range strings.Split(b.stdout.String(), "\n") {
+			f := strings.Fields(l)
+			switch {
+			case len(f) == 4 && f[0] == "held":
+				n, _ = strconv.Atoi(f[1])
+				errno, _ = strconv.Atoi(f[3])
+			case len(f) >= 3 && f[0] == "counter":
+				counters[f[1]] = f[2]
+			case len(f) == 4 && f[0] == "nested":
+				nested = l
+			}
+		}
+		if iso == IsolationLandlock {
+			if n != 0 || errno != int(unix.ENOSYS) {
+				t.Errorf("landlock: the command created %d inotify instances (errno %d); want none, ENOSYS\n%s", n, errno, b.transcript())
+			}
+			if !strings.Contains(r.out.Confinement, "no inotify/fanotify") {
+				t.Errorf("landlock: the confinement %q does not say inotify is refused", r.out.Confinement)
+			}
+			return
+		}
+		caps := counterCaps()
+		if n < 1 || int64(n) > caps["max_inotify_instances"] || errno != int(unix.EMFILE) {
+			t.Errorf("namespaces: the command held %d inotify instances (errno %d); want 1 to %d, then EMFILE\n%s",
+				n, errno, caps["max_inotify_instances"], b.transcript())
+		}
+		for _, c := range userCounters {
+			want, ok := caps[c.name]
+			if !ok {
+				continue
+			}
+			if got := counters[c.name]; got != strconv.FormatInt(want, 10) {
+				t.Errorf("namespaces: the command's %s is %q, want %d", c.name, got, want)
+			}
+		}
+		// A user namespace of its own is charged to the command's: it
+		// gets nothing more (or cannot be created).
+		if f := strings.Fields(nested); len(f) != 4 || (f[1] == "held" && f[2] != "0") {
+			t.Errorf("namespaces: from a nested user namespace: %q; want no more instances\n%s", nested, b.transcript())
+		}
+		t.Logf("namespaces: held %d (cap %d); %s", n, caps["max_inotify_instances"], nested)
+		if !strings.Contains(r.out.Confinement, "userns counters capped") {
+			t.Errorf("namespaces: the confinement %q does not say the counters are capped", r.out.Confinement)
 		}
 	})
 }

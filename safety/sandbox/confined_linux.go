@@ -47,6 +47,9 @@ type helperConfig struct {
 	// helper was prepared: a directory recreated since is another one.
 	HomeID [2]uint64 `json:"home_id"`
 	TmpID  [2]uint64 `json:"tmp_id"`
+	// Counters are the per-user kernel counters the helper caps in the
+	// command's user namespace (namespaces isolation; counters_linux.go).
+	Counters map[string]int64 `json:"counters,omitempty"`
 	// Probe asks the helper to answer at once: Preflight's check that the
 	// namespaces can be created at all.
 	Probe bool `json:"probe,omitempty"`
@@ -146,6 +149,9 @@ func staticConfig(s *Spec, p runPlan) (helperConfig, error) {
 		ExecWritable: s.ExecWritable, ProxySocket: s.ProxySocket, Limits: s.Limits.withDefaults()}
 	if len(cfg.ReadPaths) == 0 {
 		cfg.ReadPaths = DefaultReadPaths
+	}
+	if p.iso == IsolationNamespaces {
+		cfg.Counters = counterCaps()
 	}
 	var st unix.Stat_t
 	if err := unix.Stat(cfg.Jail, &st); err != nil {

@@ -128,7 +128,15 @@ func (h *helper) setLimit(l string) {
 func (h *helper) setup() (*forker, error) {
 	cfg := &h.cfg
 	if cfg.Isolation == IsolationNamespaces {
+		counters, err := openCounters(cfg.Counters)
+		if err != nil {
+			return nil, err
+		}
 		if err := h.buildView(); err != nil {
+			counters.close()
+			return nil, err
+		}
+		if err := counters.write(); err != nil {
 			return nil, err
 		}
 		if cfg.Net != NetAllow {

@@ -103,6 +103,8 @@ const (
 	// IsolationLandlock runs the command in the host's namespaces under
 	// Landlock, the seccomp filter and the limits only. When the network is
 	// denied, seccomp refuses every socket(2) (socketpair(2) stays allowed).
+	// Without a user namespace no per-user kernel counter can be capped:
+	// inotify and fanotify are refused, namespace counts are not capped.
 	// What stays open in this mode: the command sees the host's process
 	// table and its paths (Landlock still refuses what it may not read or
 	// write), and a descendant that leaves the helper's reach after the
@@ -419,6 +421,11 @@ func describe(abi int, iso Isolation, net NetMode) string {
 		} else {
 			b.WriteString("; network denied")
 		}
+	}
+	if iso == IsolationNamespaces {
+		b.WriteString("; userns counters capped")
+	} else if filterAvailable() {
+		b.WriteString("; no inotify/fanotify (no user namespace to cap them)")
 	}
 	b.WriteString("; no capabilities; rlimits+watchdog")
 	return b.String()

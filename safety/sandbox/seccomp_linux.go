@@ -139,6 +139,9 @@ func filterFor(iso Isolation, net NetMode) []sysRule {
 		// metadata set through ioctl.
 		rules = append(rules, sysRule{nr: unix.SYS_IOCTL, arg: 1,
 			deny: []uint32{unix.FS_IOC_SETFLAGS, fsIOC32SetFlags, fsIOCFSSetXattr}, ret: retEPERM})
+		// Without a user namespace inotify and fanotify instances cannot
+		// be capped: they are refused (counters_linux.go).
+		rules = append(rules, counterRules()...)
 	}
 	return rules
 }
