@@ -302,3 +302,224 @@ func TestAttackExhaustServerUsersInotifyInstances(t *testing.T) {
 		}
 	})
 }
+
+// identPy reports who the command is (euid, egid, groups), tries to read
+// each file it is given, creates "created-by-command" in its working
+// directory and in HOME, then, with "nproc", lowers its RLIMIT_NPROC to 4
+// and forks up to 10 children.
+const identPy = `
+import errno, os, resource, sys, time
+def say(*a):
+    sys.stdout.write(" ".join(str(x) for x in a) + "\n"); sys.stdout.flush()
+say("ident", os.geteuid(), os.getegid(), ",".join(str(g) for g in os.getgroups()) or "-")
+for p in sys.argv[2:]:
+    try:
+        with open(p, "rb") as f:
+            d = f.read()
+        say("ok read", p, d[:80])
+    except OSError as e:
+        say("refused read", p, "- errno", e.errno)
+for d in (".", os.environ["HOME"], os.environ["TMPDIR"]):
+    try:
+        open(os.path.join(d, "created-by-command"), "w").write("x")
+        say("ok create", d)
+    except OSError as e:
+        say("refused create", d, "- errno", e.errno)
+if sys.argv[1] == "nproc":
+    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    resource.setrlimit(resource.RLIMIT_NPROC, (4, hard))
+    n, err = 0, 0
+    for i in range(10):
+        try:
+            pid = os.fork()
+        except OSError as e:
+            err = e.errno
+            break
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        n += 1
+    say("forked", n, "errno", err)
+open("done-ident", "w").write("done")
+`
+
+// bndIdent runs identPy (mode "files" or "nproc") with read paths extra
+// and returns the outcome and its report lines by first word pair.
+func bndIdent(t *testing.T, b *bndBox, mode string, readPaths []string, files ...string) (Outcome, []string) {
+	t.Helper()
+	b.write(t, "ident.py", identPy)
+	s := b.spec(t, append([]string{"python3", "ident.py", mode}, files...)...)
+	s.ReadPaths = append(append([]string{}, readPaths...), DefaultReadPaths...)
+	out := b.run(t, s)
+	b.mustHaveRun(t, b.jail, "ident")
+	return out, strings.Split(b.stdout.String(), "\n")
+}
+
+// bndLine returns the report line starting with prefix.
+func bndLine(lines []string, prefix string) string {
+	for _, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
+// bndRootOnlyDir is a read path (0755) holding a 0600 file of the
+// server's user (root in the root pass) with a canary.
+func bndRootOnlyDir(t *testing.T) (dir, secret, canary string) {
+	t.Helper()
+	dir = t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	canary = bndToken("rootonly")
+	secret = filepath.Join(dir, "secret.key")
+	if err := os.WriteFile(secret, []byte(canary), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, secret, canary
+}
+
+// With the server as root, the command runs as an unprivileged host user
+// (nobody, the jail being root's): a root-only file in a read path (one
+// the test makes, and the system's TLS private key under the default read
+// path /etc/ssl) cannot be read, and what it creates in the jail, HOME
+// and TMPDIR still belongs to the jail's owner (root). With landlock
+// isolation and root-owned trees the command stays uid 0 without
+// capabilities, and says so: the stated weaker point of that mode.
+// Unprivileged, the command is the server's user.
+func TestAttackReadRootOnlyFileInReadPath(t *testing.T) {
+	t.Parallel()
+	const snakeoil = "/etc/ssl/private/ssl-cert-snakeoil.key"
+	bndEachIsolation(t, func(t *testing.T, iso Isolation) {
+		b := newBndBox(t, iso)
+		dir, secret, canary := bndRootOnlyDir(t)
+		out, lines := bndIdent(t, b, "files", []string{dir}, secret, snakeoil)
+		root := os.Getuid() == 0
+		stillRoot := root && iso == IsolationLandlock
+		wantUID := os.Getuid()
+		if root && iso == IsolationNamespaces {
+			wantUID = nobodyID
+		}
+		if !strings.Contains(out.Confinement, fmt.Sprintf("runs as host uid %d", wantUID)) {
+			t.Errorf("%s: the confinement %q does not say the command runs as host uid %d", iso, out.Confinement, wantUID)
+		}
+		if root && iso == IsolationNamespaces {
+			if got, want := bndLine(lines, "ident "), fmt.Sprintf("ident %d %d -", nobodyID, nobodyID); got != want {
+				t.Errorf("namespaces: the command is %q, want %q (no supplementary group)\n%s", got, want, b.transcript())
+			}
+			if strings.Contains(b.stdout.String(), canary) || bndLine(lines, "ok read "+secret) != "" {
+				t.Errorf("namespaces: the command read a root-only (0600) file in a read path\n%s", b.transcript())
+			}
+		}
+		if !stillRoot {
+			if _, err := os.Stat(snakeoil); err == nil && bndLine(lines, "ok read "+snakeoil) != "" {
+				t.Errorf("%s: the command read %s\n%s", iso, snakeoil, b.transcript())
+			}
+		} else {
+			t.Logf("landlock, server root, root-owned jail: the command runs as uid 0 without capabilities (%s)", bndLine(lines, "ident "))
+		}
+		for _, d := range []string{b.jail, b.home, b.tmp} {
+			p := filepath.Join(d, "created-by-command")
+			var st syscall.Stat_t
+			if err := syscall.Stat(p, &st); err != nil {
+				t.Errorf("%s: the command could not create a file in %s: %v\n%s", iso, d, err, b.transcript())
+				continue
+			}
+			if int(st.Uid) != os.Getuid() || int(st.Gid) != os.Getgid() {
+				t.Errorf("%s: %s belongs to %d:%d, not the owner of its directory %d:%d", iso, p, st.Uid, st.Gid, os.Getuid(), os.Getgid())
+			}
+		}
+	})
+}
+
+// bndJailOwner is the unprivileged user a root test gives the jail to.
+const bndJailOwner = 1000
+
+// With the server as root and the jail owned by an unprivileged user, the
+// command runs as that user (namespaces: HOME and TMPDIR, which belong to
+// root, are idmapped to it; landlock isolation: when every writable tree
+// is that user's), cannot read a root-only file in a read path, and what
+// it creates belongs to that user. (Unprivileged, no test can give a jail
+// away: the command is then the server's user, checked above.)
+func TestAttackRunsAsJailOwnerNotRoot(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Logf("the server is uid %d: no jail can be given to another user; TestAttackReadRootOnlyFileInReadPath covers this pass", os.Getuid())
+		return
+	}
+	bndEachIsolation(t, func(t *testing.T, iso Isolation) {
+		b := newBndBox(t, iso)
+		give := []string{b.jail}
+		if iso == IsolationLandlock {
+			give = append(give, b.home, b.tmp)
+		}
+		for _, d := range give {
+			if err := os.Chown(d, bndJailOwner, bndJailOwner); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The jail's parents must be passable for the owner in landlock
+		// isolation (t.TempDir and its parent are 0700).
+		for _, d := range []string{filepath.Dir(b.jail), filepath.Dir(filepath.Dir(b.jail))} {
+			if err := os.Chmod(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dir, secret, canary := bndRootOnlyDir(t)
+		out, lines := bndIdent(t, b, "files", []string{dir}, secret)
+		if !strings.Contains(out.Confinement, fmt.Sprintf("runs as host uid %d", bndJailOwner)) {
+			t.Errorf("%s: the confinement %q does not say the command runs as host uid %d", iso, out.Confinement, bndJailOwner)
+		}
+		if got, want := bndLine(lines, "ident "), fmt.Sprintf("ident %d %d -", bndJailOwner, bndJailOwner); got != want {
+			t.Errorf("%s: the command is %q, want %q\n%s", iso, got, want, b.transcript())
+		}
+		if strings.Contains(b.stdout.String(), canary) {
+			t.Errorf("%s: the command read a root-only (0600) file in a read path\n%s", iso, b.transcript())
+		}
+		for _, c := range []struct {
+			dir      string
+			uid, gid int
+		}{{b.jail, bndJailOwner, bndJailOwner}, {b.home, 0, 0}, {b.tmp, 0, 0}} {
+			if iso == IsolationLandlock {
+				c.uid, c.gid = bndJailOwner, bndJailOwner
+			}
+			var st syscall.Stat_t
+			p := filepath.Join(c.dir, "created-by-command")
+			if err := syscall.Stat(p, &st); err != nil {
+				t.Errorf("%s: the command could not create a file in %s: %v\n%s", iso, c.dir, err, b.transcript())
+				continue
+			}
+			if int(st.Uid) != c.uid || int(st.Gid) != c.gid {
+				t.Errorf("%s: %s belongs to %d:%d, want its directory's owner %d:%d", iso, p, st.Uid, st.Gid, c.uid, c.gid)
+			}
+		}
+	})
+}
+
+// The command lowers its own RLIMIT_NPROC to 4 and forks: the fifth
+// process fails with EAGAIN. As host root (a root server's command before)
+// the kernel exempted it and every fork succeeded. With landlock isolation
+// and a root server's root-owned trees the command is still uid 0 (the
+// stated weaker point) and the watchdog is what bounds it.
+func TestAttackForkPastNprocLimit(t *testing.T) {
+	t.Parallel()
+	bndEachIsolation(t, func(t *testing.T, iso Isolation) {
+		b := newBndBox(t, iso)
+		_, lines := bndIdent(t, b, "nproc", nil)
+		f := strings.Fields(bndLine(lines, "forked "))
+		if len(f) != 4 {
+			t.Fatalf("%s: no fork report\n%s", iso, b.transcript())
+		}
+		n, _ := strconv.Atoi(f[1])
+		if os.Getuid() == 0 && iso == IsolationLandlock {
+			t.Logf("landlock, server root: the command (uid 0) forked %d children past RLIMIT_NPROC 4 (errno %s)", n, f[3])
+			return
+		}
+		if n > 3 || f[3] != strconv.Itoa(int(unix.EAGAIN)) {
+			t.Errorf("%s: with RLIMIT_NPROC 4 the command forked %d children (errno %s); want at most 3, then EAGAIN\n%s",
+				iso, n, f[3], b.transcript())
+		}
+	})
+}

@@ -64,6 +64,9 @@ func helperMain() int {
 	if err := json.Unmarshal(buf[:n], &cfg); err != nil {
 		return 2
 	}
+	for i := range cfg.Idmapped {
+		unix.CloseOnExec(idmapFD0 + i)
+	}
 	h := &helper{cfg: cfg}
 	if cfg.Probe {
 		_, _ = unix.Write(ctlFD, []byte(`{}`))
@@ -230,6 +233,7 @@ func (h *helper) buildView() error {
 	if err != nil {
 		return err
 	}
+	h.useIdmapped(binds)
 	if err := cloneSources(binds); err != nil {
 		return err
 	}
@@ -387,8 +391,8 @@ func addBind(binds []bind, src, dst string, rw, mustExist bool) ([]bind, error) 
 func cloneSources(binds []bind) error {
 	for i := range binds {
 		b := &binds[i]
-		if b.link != "" || b.data != nil {
-			continue
+		if b.link != "" || b.data != nil || b.tree > 0 {
+			continue // (or an idmapped copy the server made: useIdmapped)
 		}
 		t, err := cloneTree(b.fd, b.rw)
 		if err != nil {

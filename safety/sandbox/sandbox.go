@@ -18,6 +18,9 @@
 //     keyrings or memory no resident set shows;
 //   - let the child create a socket of a family the namespaces do not
 //     isolate (only AF_UNIX, AF_INET, AF_INET6 and NETLINK_ROUTE);
+//   - run the child as the host's root (namespaces isolation): a root
+//     server's command runs as the jail's owner, or nobody, through its
+//     user namespace and idmapped copies of its root-owned trees;
 //   - run unconfined when confinement was required: with Mode "required" and
 //     no usable Landlock, Run and Preflight answer POLICY_DENIED.
 //
@@ -136,7 +139,8 @@ type Limits struct {
 	// MaxProcesses bounds the tasks (processes and threads) of the command:
 	// RLIMIT_NPROC, counted in the command's own user namespace, plus the
 	// watchdog (which also holds where RLIMIT_NPROC does not apply: the
-	// kernel exempts the host's root user from it).
+	// kernel exempts the host's root user from it, which a command is only
+	// under landlock isolation with root-owned trees, see idmap_linux.go).
 	MaxProcesses int
 	// CPUSeconds is RLIMIT_CPU per process (SIGXCPU, then SIGKILL a second later).
 	CPUSeconds int
