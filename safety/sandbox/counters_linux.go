@@ -62,16 +62,21 @@ var userCounters = []userCounter{
 
 const userCountersDir = "/proc/sys/user/"
 
+// readCounter reads one maximum of the caller's user namespace.
+func readCounter(name string) (int64, error) {
+	b, err := os.ReadFile(userCountersDir + name)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(string(trimNL(b)), 10, 64)
+}
+
 var counterCapsOnce = sync.OnceValue(func() map[string]int64 {
 	caps := map[string]int64{}
 	for _, c := range userCounters {
-		b, err := os.ReadFile(userCountersDir + c.name)
+		host, err := readCounter(c.name)
 		if err != nil {
 			continue // a kernel without this counter
-		}
-		host, err := strconv.ParseInt(string(trimNL(b)), 10, 64)
-		if err != nil {
-			continue
 		}
 		caps[c.name] = min(c.ceiling, max(1, host/4))
 	}

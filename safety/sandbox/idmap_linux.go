@@ -63,7 +63,8 @@ func commandIDs(cfg *helperConfig) *runIDs {
 	}
 	var st unix.Stat_t
 	if unix.Stat(cfg.Jail, &st) != nil {
-		return nil
+		// (The run fails on the same check in staticConfig; never root.)
+		return &runIDs{UID: nobodyID, GID: nobodyID}
 	}
 	ids := &runIDs{UID: int(st.Uid), GID: int(st.Gid)}
 	if cfg.Isolation == IsolationLandlock {
