@@ -191,6 +191,10 @@ func idmappedTrees(cfg *helperConfig) ([]*os.File, error) {
 		if err != nil {
 			return fail(result.Wrap(result.InternalError, errSetup+": a writable tree of the command could not be copied", err))
 		}
+		if dev, ino, err := identity(t); src == cfg.Jail && (err != nil || dev != cfg.JailDev || ino != cfg.JailIno) {
+			unix.Close(t)
+			return fail(result.New(result.Stale, "the jail root changed while the command was being started; nothing ran"))
+		}
 		attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV,
 			Userns_fd: uint64(nsFD)}
 		if err := unix.MountSetattr(t, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, attr); err != nil {
