@@ -50,6 +50,14 @@ type helperConfig struct {
 	// Protected are the protected paths mounted over themselves in the
 	// view (read-only, or pinned), parents first.
 	Protected []protectedMount `json:"protected,omitempty"`
+	// Counters are the per-user kernel counters the helper caps in the
+	// command's user namespace (namespaces isolation; counters_linux.go).
+	Counters map[string]int64 `json:"counters,omitempty"`
+	// RunAs is the user the command runs as when it is not the server's
+	// (a root server's command; idmap_linux.go), and Idmapped the sources
+	// of the idmapped trees handed over from idmapFD0 on.
+	RunAs    *runIDs  `json:"run_as,omitempty"`
+	Idmapped []string `json:"idmapped,omitempty"`
 	// Probe asks the helper to answer at once: Preflight's check that the
 	// namespaces can be created at all.
 	Probe bool `json:"probe,omitempty"`
@@ -107,14 +115,22 @@ func nsFlags(net NetMode) uintptr {
 // helperAttr is how the helper is started: its own session, killed when
 // the server's starting thread (hence the server) dies, and for namespaces
 // isolation the new namespaces, in which the server's user and group are
-// mapped to root (and nothing else is mapped).
-func helperAttr(iso Isolation, net NetMode) *syscall.SysProcAttr {
+// mapped to root (and nothing else is mapped), or, when the command runs
+// as another user (runAs, a root server), root and that user, each to
+// itself, with setgroups allowed so that the command starts with no
+// supplementary group.
+func helperAttr(iso Isolation, net NetMode, runAs *runIDs) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	if iso == IsolationNamespaces {
 		a.Cloneflags = nsFlags(net)
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 		a.GidMappingsEnableSetgroups = false
+		if runAs != nil {
+			a.UidMappings = append(a.UidMappings, syscall.SysProcIDMap{ContainerID: runAs.UID, HostID: runAs.UID, Size: 1})
+			a.GidMappings = append(a.GidMappings, syscall.SysProcIDMap{ContainerID: runAs.GID, HostID: runAs.GID, Size: 1})
+			a.GidMappingsEnableSetgroups = true
+		}
 	}
 	return a
 }
@@ -150,6 +166,10 @@ func staticConfig(s *Spec, p runPlan) (helperConfig, error) {
 	if len(cfg.ReadPaths) == 0 {
 		cfg.ReadPaths = DefaultReadPaths
 	}
+	if p.iso == IsolationNamespaces {
+		cfg.Counters = counterCaps()
+	}
+	cfg.RunAs = commandIDs(&cfg)
 	var st unix.Stat_t
 	if err := unix.Stat(cfg.Jail, &st); err != nil {
 		return cfg, result.Wrap(result.NotFound, "the jail root cannot be opened", err)
@@ -191,6 +211,15 @@ func (w *warm) discard() {
 
 // spawn starts a helper and hands it the static instructions.
 func spawn(cfg helperConfig) (*warm, error) {
+	trees, err := idmappedTrees(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, t := range trees {
+			t.Close()
+		}
+	}()
 	msg, err := json.Marshal(cfg)
 	if err != nil || len(msg) > maxMsg {
 		return nil, invalid("the sandbox configuration is too large")
@@ -225,7 +254,8 @@ func spawn(cfg helperConfig) (*warm, error) {
 		return nil, result.Wrap(result.InternalError, errSetup+": /dev/null could not be opened", err)
 	}
 	cmd := &proc{path: "/proc/self/exe", argv: []string{helperArg0}, env: []string{},
-		files: []*os.File{devnull, devnull, devnull, theirs, outW, errW, jail}, sys: helperAttr(cfg.Isolation, cfg.Net)}
+		files: append([]*os.File{devnull, devnull, devnull, theirs, outW, errW, jail}, trees...),
+		sys:   helperAttr(cfg.Isolation, cfg.Net, cfg.RunAs)}
 	c, err := launch(cmd)
 	devnull.Close()
 	theirs.Close()
@@ -378,6 +408,7 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 	// run is over.
 	defer release()
 
+	out.Confinement += runsAs(&cfg)
 	start := time.Now()
 	key, _ := json.Marshal(cfg)
 	w := takeParked(string(key))
@@ -678,7 +709,7 @@ func Preflight(mode Mode, iso Isolation, net NetMode) (string, error) {
 		return "", result.Wrap(result.InternalError, errSetup+": /dev/null could not be opened", err)
 	}
 	cmd := &proc{path: "/proc/self/exe", argv: []string{helperArg0}, env: []string{},
-		files: []*os.File{devnull, devnull, devnull, theirs}, sys: helperAttr(p.iso, p.net)}
+		files: []*os.File{devnull, devnull, devnull, theirs}, sys: helperAttr(p.iso, p.net, nil)}
 	c, err := launch(cmd)
 	devnull.Close()
 	theirs.Close()

@@ -64,6 +64,9 @@ func helperMain() int {
 	if err := json.Unmarshal(buf[:n], &cfg); err != nil {
 		return 2
 	}
+	for i := range cfg.Idmapped {
+		unix.CloseOnExec(idmapFD0 + i)
+	}
 	h := &helper{cfg: cfg}
 	if cfg.Probe {
 		_, _ = unix.Write(ctlFD, []byte(`{}`))
@@ -128,7 +131,15 @@ func (h *helper) setLimit(l string) {
 func (h *helper) setup() (*forker, error) {
 	cfg := &h.cfg
 	if cfg.Isolation == IsolationNamespaces {
+		counters, err := openCounters(cfg.Counters)
+		if err != nil {
+			return nil, err
+		}
 		if err := h.buildView(); err != nil {
+			counters.close()
+			return nil, err
+		}
+		if err := counters.write(); err != nil {
 			return nil, err
 		}
 		if cfg.Net != NetAllow {
@@ -222,6 +233,7 @@ func (h *helper) buildView() error {
 	if err != nil {
 		return err
 	}
+	h.useIdmapped(binds)
 	if err := cloneSources(binds); err != nil {
 		return err
 	}
@@ -382,8 +394,8 @@ func addBind(binds []bind, src, dst string, rw, mustExist bool) ([]bind, error) 
 func cloneSources(binds []bind) error {
 	for i := range binds {
 		b := &binds[i]
-		if b.link != "" || b.data != nil {
-			continue
+		if b.link != "" || b.data != nil || b.tree > 0 {
+			continue // (or an idmapped copy the server made: useIdmapped)
 		}
 		t, err := cloneTree(b.fd, b.rw)
 		if err != nil {

@@ -16,6 +16,11 @@
 //     server (the helper is PID 1 of the command's PID namespace);
 //   - give the child a capability, a setuid bit, ptrace, io_uring, kernel
 //     keyrings or memory no resident set shows;
+//   - let the child create a socket of a family the namespaces do not
+//     isolate (only AF_UNIX, AF_INET, AF_INET6 and NETLINK_ROUTE);
+//   - run the child as the host's root (namespaces isolation): a root
+//     server's command runs as the jail's owner, or nobody, through its
+//     user namespace and idmapped copies of its root-owned trees;
 //   - run unconfined when confinement was required: with Mode "required" and
 //     no usable Landlock, Run and Preflight answer POLICY_DENIED.
 //
@@ -102,6 +107,8 @@ const (
 	// IsolationLandlock runs the command in the host's namespaces under
 	// Landlock, the seccomp filter and the limits only. When the network is
 	// denied, seccomp refuses every socket(2) (socketpair(2) stays allowed).
+	// Without a user namespace no per-user kernel counter can be capped:
+	// inotify and fanotify are refused, namespace counts are not capped.
 	// What stays open in this mode: the command sees the host's process
 	// table and its paths (Landlock still refuses what it may not read or
 	// write), and a descendant that leaves the helper's reach after the
@@ -133,7 +140,8 @@ type Limits struct {
 	// MaxProcesses bounds the tasks (processes and threads) of the command:
 	// RLIMIT_NPROC, counted in the command's own user namespace, plus the
 	// watchdog (which also holds where RLIMIT_NPROC does not apply: the
-	// kernel exempts the host's root user from it).
+	// kernel exempts the host's root user from it, which a command is only
+	// under landlock isolation with root-owned trees, see idmap_linux.go).
 	MaxProcesses int
 	// CPUSeconds is RLIMIT_CPU per process (SIGXCPU, then SIGKILL a second later).
 	CPUSeconds int
@@ -285,7 +293,8 @@ type Outcome struct {
 	ReadOnly []string
 	// Confinement describes what confined the child, e.g.
 	// "namespaces(user,mnt,pid,net,ipc,uts) + landlock-abi7: fs+scope;
-	// seccomp; rlimits+watchdog" or "none (best-effort: landlock unavailable)".
+	// seccomp (socket families: unix,inet,inet6,netlink-route);
+	// rlimits+watchdog" or "none (best-effort: landlock unavailable)".
 	Confinement string
 }
 
@@ -394,6 +403,10 @@ func plan(mode Mode, iso Isolation, net NetMode) (runPlan, error) {
 	return p, nil
 }
 
+// socketFamilies names the socket families the seccomp filter lets a
+// command create (sockfamily_linux.go), as describe says it.
+const socketFamilies = "unix,inet,inet6,netlink-route"
+
 // describe names the confinement a run gets.
 func describe(abi int, iso Isolation, net NetMode) string {
 	var b strings.Builder
@@ -416,6 +429,8 @@ func describe(abi int, iso Isolation, net NetMode) string {
 		b.WriteString("; seccomp")
 		if iso == IsolationLandlock && net == NetDeny {
 			b.WriteString(" (no sockets)")
+		} else {
+			b.WriteString(" (socket families: " + socketFamilies + ")")
 		}
 	}
 	switch net {
@@ -429,6 +444,11 @@ func describe(abi int, iso Isolation, net NetMode) string {
 		} else {
 			b.WriteString("; network denied")
 		}
+	}
+	if iso == IsolationNamespaces {
+		b.WriteString("; userns counters capped")
+	} else if filterAvailable() {
+		b.WriteString("; no inotify/fanotify (no user namespace to cap them)")
 	}
 	b.WriteString("; no capabilities; rlimits+watchdog")
 	return b.String()

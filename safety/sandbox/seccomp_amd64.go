@@ -22,5 +22,8 @@ var legacyRules = []sysRule{
 	{nr: unix.SYS_MKNOD, arg: 1, mask: setIDs, ret: retEPERM},
 }
 
+// legacyInotify is amd64's older inotify_init (landlock isolation).
+var legacyInotify = []uintptr{unix.SYS_INOTIFY_INIT}
+
 // legacyMetaCalls are amd64's older metadata calls (landlock isolation).
 var legacyMetaCalls = []uintptr{unix.SYS_CHMOD, unix.SYS_CHOWN, unix.SYS_LCHOWN, unix.SYS_UTIME, unix.SYS_UTIMES, unix.SYS_FUTIMESAT}

@@ -25,5 +25,7 @@ func legacyCases() []seccompCase {
 		{"utime/landlock", llDeny, n, unix.SYS_UTIME, 0, 0, eperm},
 		{"utimes/landlock", llDeny, n, unix.SYS_UTIMES, 0, 0, eperm},
 		{"futimesat/landlock", llAllow, n, unix.SYS_FUTIMESAT, 0, 0, eperm},
+		{"inotify_init/landlock", llDeny, n, unix.SYS_INOTIFY_INIT, 0, 0, enosys},
+		{"inotify_init/namespaces", nsDeny, n, unix.SYS_INOTIFY_INIT, 0, 0, allow},
 	}
 }

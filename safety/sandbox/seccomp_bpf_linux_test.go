@@ -138,6 +138,8 @@ const (
 	eperm  = "EPERM"
 	eacces = "EACCES"
 	enosys = "ENOSYS"
+	// eafnosupport is the answer to a socket family the filter refuses.
+	eafnosupport = "EAFNOSUPPORT"
 )
 
 // seccompCases hold for every architecture; legacyCases (per architecture
@@ -174,6 +176,10 @@ func seccompCases() []seccompCase {
 		{"socket/landlock-deny/unix", llDeny, n, unix.SYS_SOCKET, 0, unix.AF_UNIX, eacces},
 		{"socket/landlock-allow", llAllow, n, unix.SYS_SOCKET, 0, unix.AF_INET, allow},
 		{"socketpair/landlock-deny", llDeny, n, unix.SYS_SOCKETPAIR, 0, unix.AF_UNIX, allow},
+		{"socket/vsock/namespaces-deny", nsDeny, n, unix.SYS_SOCKET, 0, unix.AF_VSOCK, eafnosupport},
+		{"socket/vsock/landlock-allow", llAllow, n, unix.SYS_SOCKET, 0, unix.AF_VSOCK, eafnosupport},
+		{"socketpair/inet/namespaces-allow", nsAllow, n, unix.SYS_SOCKETPAIR, 0, unix.AF_INET, eafnosupport},
+		{"socketpair/vsock/landlock-deny", llDeny, n, unix.SYS_SOCKETPAIR, 0, unix.AF_VSOCK, eafnosupport},
 		{"ioctl/setflags/landlock", llDeny, n, unix.SYS_IOCTL, 1, unix.FS_IOC_SETFLAGS, eperm},
 		{"ioctl/setflags32/landlock", llAllow, n, unix.SYS_IOCTL, 1, fsIOC32SetFlags, eperm},
 		{"ioctl/fssetxattr/landlock", llDeny, n, unix.SYS_IOCTL, 1, fsIOCFSSetXattr, eperm},
@@ -220,6 +226,9 @@ func anyArgsCases() []seccompCase {
 		{"fremovexattr", unix.SYS_FREMOVEXATTR, allow, eperm},
 		{"setxattrat", sysSetxattrat, allow, eperm},
 		{"removexattrat", sysRemovexattrat, allow, eperm},
+		// Counters a landlock isolation cannot cap (no user namespace).
+		{"inotify_init1", unix.SYS_INOTIFY_INIT1, allow, enosys},
+		{"fanotify_init", unix.SYS_FANOTIFY_INIT, allow, enosys},
 	} {
 		for _, m := range seccompModes {
 			want := c.ns

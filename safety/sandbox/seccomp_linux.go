@@ -29,8 +29,14 @@ import (
 //     which fail with ENOSYS so the filter cannot be sidestepped by a
 //     compatibility entry point.
 //
+// It lets socket(2) create only the families the namespaces isolate
+// (AF_UNIX, AF_INET, AF_INET6, and AF_NETLINK with NETLINK_ROUTE) and
+// socketpair(2) only AF_UNIX; any other family (AF_VSOCK, AF_PACKET,
+// AF_ALG, other netlink protocols...) fails with EAFNOSUPPORT (see
+// sockfamily_linux.go).
+//
 // With landlock isolation and the network denied it also refuses every
-// socket(2) with EACCES (socketpair(2) stays allowed): Landlock alone does
+// socket(2) with EACCES (AF_UNIX socketpair(2) stays allowed): Landlock alone does
 // not restrict UDP, raw sockets, pathname or abstract UNIX sockets outside
 // its scope, MPTCP (landlock-lsm/linux#54) or SCTP's connect through
 // setsockopt (landlock-lsm/linux#40). With namespaces the network
@@ -67,7 +73,10 @@ type sysRule struct {
 	mask  uint32
 	allow []uint32 // when set: these values of the argument are allowed, any other returns ret
 	deny  []uint32 // when set: these values of the argument return ret, any other is allowed
-	ret   uint32
+	// narrow (with allow): further values allowed only when another
+	// argument is one of a list (sockfamily_linux.go).
+	narrow []narrowing
+	ret    uint32
 }
 
 const (
@@ -107,7 +116,10 @@ func filterFor(iso Isolation, net NetMode) []sysRule {
 	}
 	rules = append(rules, legacyRules...)
 	if iso == IsolationLandlock && net == NetDeny {
-		rules = append(rules, sysRule{nr: unix.SYS_SOCKET, ret: retEACCE})
+		rules = append(rules, sysRule{nr: unix.SYS_SOCKET, ret: retEACCE},
+			sysRule{nr: unix.SYS_SOCKETPAIR, arg: 0, allow: []uint32{unix.AF_UNIX}, ret: retNoFamily})
+	} else {
+		rules = append(rules, familyRules()...)
 	}
 	if iso == IsolationLandlock {
 		// Landlock (through ABI 7) does not govern a file's metadata, and
@@ -127,6 +139,9 @@ func filterFor(iso Isolation, net NetMode) []sysRule {
 		// metadata set through ioctl.
 		rules = append(rules, sysRule{nr: unix.SYS_IOCTL, arg: 1,
 			deny: []uint32{unix.FS_IOC_SETFLAGS, fsIOC32SetFlags, fsIOCFSSetXattr}, ret: retEPERM})
+		// Without a user namespace inotify and fanotify instances cannot
+		// be capped: they are refused (counters_linux.go).
+		rules = append(rules, counterRules()...)
 	}
 	return rules
 }
@@ -155,6 +170,10 @@ func compileFilter(rules []sysRule) []unix.SockFilter {
 		bpfStmt(ret, retNOSYS),
 	}
 	for _, r := range rules {
+		if len(r.narrow) > 0 {
+			prog = append(prog, narrowBlock(r)...)
+			continue
+		}
 		if len(r.allow) > 0 {
 			// nr == r.nr ? (arg in allow ? allow : ret) : next
 			prog = append(prog, valueBlock(r, r.allow, retAllow, r.ret)...)

@@ -15,5 +15,8 @@ const (
 // have only the *at system calls.
 var legacyRules []sysRule
 
+// legacyInotify is empty for the same reason.
+var legacyInotify []uintptr
+
 // legacyMetaCalls is empty for the same reason.
 var legacyMetaCalls []uintptr

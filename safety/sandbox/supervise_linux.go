@@ -80,7 +80,7 @@ func (h *helper) confine(rs int) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return failf(result.InternalError, errSetup+": no_new_privs could not be set")
 	}
-	if err := dropCapabilities(); err != nil {
+	if err := dropCapabilities(cfg.RunAs); err != nil {
 		return err
 	}
 	if filterAvailable() {
@@ -146,11 +146,11 @@ func trimNL(b []byte) []byte {
 	return b
 }
 
-// dropCapabilities empties the calling thread's capability sets for good.
-// Without CAP_SETPCAP (landlock isolation, server not root) there is
-// nothing to drop but the bounding set, which no_new_privs already makes
-// unusable.
-func dropCapabilities() error {
+// dropCapabilities empties the calling thread's capability sets for good,
+// switching it to runAs (when set) before the last ones go. Without
+// CAP_SETPCAP (landlock isolation, server not root) there is nothing to
+// drop but the bounding set, which no_new_privs already makes unusable.
+func dropCapabilities(runAs *runIDs) error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var cur [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &cur[0]); err != nil {
@@ -169,6 +169,9 @@ func dropCapabilities() error {
 				return failf(result.InternalError, errSetup+": the bounding capability set could not be cleared")
 			}
 		}
+	}
+	if err := switchIDs(runAs); err != nil {
+		return err
 	}
 	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 	var none [2]unix.CapUserData
