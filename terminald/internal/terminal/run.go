@@ -3,6 +3,7 @@ package terminal
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -45,6 +46,10 @@ type RunDetail struct {
 	Stderr      string   `json:"stderr"`
 	Truncated   bool     `json:"truncated"`
 	Confinement string   `json:"confinement"`
+	// Neutralised counts the terminal control characters of stdout and
+	// stderr shown as visible escapes (\x1b, \u202e); always present, 0
+	// when there were none or [terminal] raw_output is true.
+	Neutralised int `json:"neutralised"`
 	// Limit names the limit that stopped the command: memory, processes,
 	// cpu, file_size, open_files or timeout.
 	Limit string `json:"limit,omitempty"`
@@ -62,7 +67,7 @@ type RunDetail struct {
 func (s *Server) runCommand(ctx context.Context, call mcp.CallToolRequest, a runArgs) result.OperationResult {
 	start := time.Now()
 	ask := s.o.Asker.For(call)
-	req := runner.Request{Line: a.Command, Answered: ask.Retry, Ask: ask.Ask}
+	req := runner.Request{Line: a.Command, Answered: ask.Retry, Ask: ask.Ask, Progress: queueProgress(ctx, call)}
 	if a.Cwd != nil {
 		req.Cwd = *a.Cwd
 	}
@@ -70,14 +75,21 @@ func (s *Server) runCommand(ctx context.Context, call mcp.CallToolRequest, a run
 	switch {
 	case out.Pending:
 		return result.OperationResult{} // the question is the answer; it is not sent
-	case !out.Ran && out.Approval != nil:
-		return result.With(runAction, out.Code, out.Reason, map[string]any{"approval": out.Approval}, start)
+	case !out.Ran && (out.Approval != nil || out.Limit != ""):
+		detail := map[string]any{}
+		if out.Approval != nil {
+			detail["approval"] = out.Approval
+		}
+		if out.Limit != "" {
+			detail["limit"] = out.Limit
+		}
+		return result.With(runAction, out.Code, out.Reason, detail, start)
 	case !out.Ran:
 		return result.With(runAction, out.Code, out.Reason, nil, start)
 	}
 	return result.With(runAction, out.Code, out.Reason, RunDetail{Argv: out.Argv, ExitCode: out.ExitCode, Signal: out.Signal,
 		Stdout: string(out.Stdout), Stderr: string(out.Stderr), Truncated: out.Truncated, Confinement: out.Confinement,
-		Limit: out.Limit, Paths: s.existingPaths(ctx, req.Cwd, out.Argv), Approval: out.Approval}, start)
+		Neutralised: out.Neutralised, Limit: out.Limit, Paths: s.existingPaths(ctx, req.Cwd, out.Argv), Approval: out.Approval}, start)
 }
 
 // existingPaths is the radar's view of the arguments of argv that name
@@ -100,4 +112,23 @@ func (s *Server) existingPaths(ctx context.Context, cwd string, argv []string) [
 		}
 	}
 	return views
+}
+
+// queueProgress turns the runner's reports about a call waiting for a
+// slot into notifications/progress for the call's progressToken (nothing
+// without one): progress counts the reports, the message says where the
+// call stands.
+func queueProgress(ctx context.Context, call mcp.CallToolRequest) func(runner.QueueProgress) {
+	if call.Params.Meta == nil || call.Params.Meta.ProgressToken == nil {
+		return nil
+	}
+	send := mcpkit.Progress(ctx, call)
+	var mu sync.Mutex
+	n := 0
+	return func(p runner.QueueProgress) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		send(float64(n), 0, p.Message())
+	}
 }
