@@ -12,6 +12,7 @@ import (
 
 	"github.com/bastion-mcp/bastion/safety/command"
 	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/runner/runnertest"
 	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
@@ -268,4 +269,11 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 	t.Fatal("condition not reached in 30 s")
+}
+
+// TestConcurrencyLimitsHoldUnprivileged runs the concurrency tests above
+// again with the server as an unprivileged user.
+func TestConcurrencyLimitsHoldUnprivileged(t *testing.T) {
+	runnertest.RerunUnprivileged(t, "^(TestParallelCallsNeverRunMoreThanMaxConcurrent|TestCallsBeyondTheQueueAreRefusedAndRunNothing|"+
+		"TestQueuedCallWhoseClientCancelsLeavesTheQueueAndRunsNothing|TestRefusedCallsTakeNoSlot)$")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/bastion-mcp/bastion/safety/command"
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 	"github.com/bastion-mcp/bastion/safety/redact"
+	"github.com/bastion-mcp/bastion/safety/runner/runnertest"
 )
 
 // shEnv is a terminald in the sandbox profile where sh and printf run,
@@ -187,4 +188,11 @@ func waitUntil(t *testing.T, cond func() bool) {
 		}
 	}
 	t.Fatal("condition not reached in 30 s")
+}
+
+// TestOutputAndQueueHoldUnprivileged runs the tests above again with the
+// server as an unprivileged user.
+func TestOutputAndQueueHoldUnprivileged(t *testing.T) {
+	runnertest.RerunUnprivileged(t, "^(TestEscapeSequencesNeverReachTheAnswerRaw|TestRawOutputPassesEscapeSequencesThrough|"+
+		"TestNeutralisedOutputIsCappedAfterNeutralising|TestQueuedCallReportsProgressAndFullQueueIsRefused)$")
 }
