@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/command"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/runner/runnertest"
@@ -271,9 +272,39 @@ func waitFor(t *testing.T, cond func() bool) {
 	t.Fatal("condition not reached in 30 s")
 }
 
+// TestPersonDecidingHoldsNoSlot: with max_concurrent = 1, while a person
+// decides about an ask decision, another call runs at once without
+// waiting; the approved call takes the slot only after the answer.
+func TestPersonDecidingHoldsNoSlot(t *testing.T) {
+	f := newFixture(t, func(o *Options) {
+		o.MaxConcurrent, o.MaxQueued = 1, 1
+		o.Policy.Rules = append(o.Policy.Rules, command.Rule{Command: "touch", AskArgs: []string{"asked.txt"},
+			Reason: "the test asks about asked.txt"})
+	})
+	asking, answer := make(chan struct{}), make(chan struct{})
+	done := make(chan Outcome)
+	go func() {
+		done <- f.r.Run(context.Background(), Request{Line: "touch asked.txt", Ask: func(context.Context, approval.Question) approval.Verdict {
+			close(asking)
+			<-answer
+			return approval.Verdict{Proceed: true}
+		}})
+	}()
+	<-asking
+	waited := false
+	out := f.r.Run(context.Background(), Request{Line: "touch other.txt", Progress: func(QueueProgress) { waited = true }})
+	if out.Code != result.OK || waited {
+		t.Fatalf("a call while the person decides: %s (%s), waited %v", out.Code, out.Reason, waited)
+	}
+	close(answer)
+	if out := <-done; out.Code != result.OK || !testfs.Exists(filepath.Join(f.Jail, "asked.txt")) {
+		t.Fatalf("the approved call: %s (%s)", out.Code, out.Reason)
+	}
+}
+
 // TestConcurrencyLimitsHoldUnprivileged runs the concurrency tests above
 // again with the server as an unprivileged user.
 func TestConcurrencyLimitsHoldUnprivileged(t *testing.T) {
 	runnertest.RerunUnprivileged(t, "^(TestParallelCallsNeverRunMoreThanMaxConcurrent|TestCallsBeyondTheQueueAreRefusedAndRunNothing|"+
-		"TestQueuedCallWhoseClientCancelsLeavesTheQueueAndRunsNothing|TestRefusedCallsTakeNoSlot)$")
+		"TestQueuedCallWhoseClientCancelsLeavesTheQueueAndRunsNothing|TestRefusedCallsTakeNoSlot|TestPersonDecidingHoldsNoSlot)$")
 }
