@@ -33,6 +33,7 @@ import (
 type neutraliser struct {
 	pend  [utf8.UTFMax]byte
 	n     int
+	ubuf  [6]byte      // the \uNNNN escape being shown
 	plain func([]byte) // bytes passed through unchanged
 	esc   func([]byte) // one visible escape, whole
 }
@@ -83,41 +84,62 @@ func (z *neutraliser) flush() {
 	}
 }
 
+// byteEscapes holds \xNN for every byte, so showing one allocates nothing.
+var byteEscapes = func() (t [256][4]byte) {
+	for i := range t {
+		t[i] = [4]byte{'\\', 'x', hexDigits[i>>4], hexDigits[i&0xf]}
+	}
+	return t
+}()
+
+// plainASCII marks the bytes that pass unchanged without decoding:
+// printable ASCII, newline and tab.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = true
+	}
+	t['\n'], t['\t'] = true, true
+	return t
+}()
+
 // scan neutralises b and returns how many bytes it consumed: all of them,
 // or, unless final, all but a trailing prefix of a valid rune (at most 3
 // bytes) that the next bytes may complete.
 func (z *neutraliser) scan(b []byte, final bool) int {
 	start, i := 0, 0
-	escape := func(e []byte, size int) {
+	for i < len(b) {
+		c := b[i]
+		if plainASCII[c] {
+			i++
+			continue
+		}
+		size := 1
+		var esc []byte
+		if c < 0x80 { // C0 and DEL
+			esc = byteEscapes[c][:]
+		} else {
+			if !final && !utf8.FullRune(b[i:]) {
+				break
+			}
+			var r rune
+			r, size = utf8.DecodeRune(b[i:])
+			switch {
+			case r == utf8.RuneError && size == 1:
+				esc = byteEscapes[c][:]
+			case r <= 0x9f || isBidiControl(r):
+				z.ubuf = [6]byte{'\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf]}
+				esc = z.ubuf[:]
+			default:
+				i += size
+				continue
+			}
+		}
 		if start < i {
 			z.plain(b[start:i])
 		}
-		z.esc(e)
+		z.esc(esc)
 		i += size
 		start = i
-	}
-	for i < len(b) {
-		c := b[i]
-		switch {
-		case c >= 0x20 && c < 0x7f, c == '\n', c == '\t':
-			i++
-			continue
-		case c < 0x80: // C0 and DEL
-			escape([]byte{'\\', 'x', hexDigits[c>>4], hexDigits[c&0xf]}, 1)
-			continue
-		}
-		if !final && !utf8.FullRune(b[i:]) {
-			break
-		}
-		r, size := utf8.DecodeRune(b[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			escape([]byte{'\\', 'x', hexDigits[c>>4], hexDigits[c&0xf]}, 1)
-		case r <= 0x9f || isBidiControl(r):
-			escape([]byte{'\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf]}, size)
-		default:
-			i += size
-		}
 	}
 	if start < i {
 		z.plain(b[start:i])

@@ -173,3 +173,25 @@ func FuzzNeutralise(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkOutputWriter compares the writer with and without neutralising
+// on 1 MiB of mixed text (ASCII, UTF-8 and a few colour sequences),
+// written in 32 KiB reads as the sandbox delivers them.
+func BenchmarkOutputWriter(b *testing.B) {
+	line := "main.go:12: \x1b[32mok\x1b[0m héllo 世界 some ordinary build output text here\n"
+	in := []byte(strings.Repeat(line, (1<<20)/len(line)))
+	for _, neutralise := range []bool{false, true} {
+		b.Run(map[bool]string{false: "raw", true: "neutralised"}[neutralise], func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				w := Default().NewOutputWriter(-1, neutralise)
+				for p := in; len(p) > 0; {
+					k := min(len(p), 32<<10)
+					w.Write(p[:k])
+					p = p[k:]
+				}
+				w.Close()
+			}
+		})
+	}
+}
