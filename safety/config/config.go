@@ -149,6 +149,15 @@ type Terminal struct {
 	Env TerminalEnv `toml:"env" json:"env"`
 	// State is where terminald keeps each run's private HOME and TMPDIR.
 	State TerminalStateDir `toml:"state" json:"state"`
+	// RawOutput, when true, returns a command's stdout and stderr with
+	// their terminal control characters as the command wrote them. By
+	// default (false) every ESC and other C0 control but newline and tab,
+	// DEL, every C1 control, every bidi control and every byte that is not
+	// valid UTF-8 is shown as a visible escape (\x1b, \u202e) after
+	// redaction and before the output cap, and detail.neutralised counts
+	// them: a client that prints the output in a terminal then runs none of
+	// them (no clipboard write, link, cursor movement or reordered text).
+	RawOutput bool `toml:"raw_output" json:"raw_output"`
 }
 
 // TerminalLimits bounds each command.
@@ -187,6 +196,18 @@ type TerminalLimits struct {
 	// enforced by RLIMIT_NOFILE per process. A command it stops reports
 	// detail.limit = "open_files".
 	MaxOpenFiles int `toml:"max_open_files" json:"max_open_files"`
+	// MaxConcurrent bounds the commands that run at once, across all the
+	// server's calls (1..64, default 2; 0 means the default). Each running
+	// command has its own memory_mb, max_processes and /dev/shm, so these
+	// totals are max_concurrent times the per-command limits. A call beyond
+	// it waits for a slot in a queue of max_queued; the wait does not count
+	// against timeout_seconds but is itself bounded by it.
+	MaxConcurrent int `toml:"max_concurrent" json:"max_concurrent"`
+	// MaxQueued bounds the calls that wait for a slot when max_concurrent
+	// commands run (1..1024, default 8; 0 means the default). A call beyond
+	// it, or one that waited timeout_seconds without a slot, runs nothing
+	// and is refused with LIMIT_EXCEEDED and detail.limit = "concurrency".
+	MaxQueued int `toml:"max_queued" json:"max_queued"`
 }
 
 // TerminalSandbox configures kernel confinement.

@@ -79,6 +79,8 @@ func terminalSettings(t Terminal, set func(k, format string, a ...any)) {
 		{"cpu_seconds", t.Limits.CPUSeconds, l.CPUSeconds, "s of CPU"},
 		{"max_file_mb", t.Limits.MaxFileMB, l.MaxFileMB, " MiB per file"},
 		{"max_open_files", t.Limits.MaxOpenFiles, l.MaxOpenFiles, " descriptors per process"},
+		{"max_concurrent", t.Limits.MaxConcurrent, l.MaxConcurrent, " commands at once"},
+		{"max_queued", t.Limits.MaxQueued, l.MaxQueued, " calls waiting"},
 	} {
 		v := fmt.Sprintf("%d%s", c.eff, c.unit)
 		if c.set == 0 {
@@ -103,6 +105,11 @@ func terminalSettings(t Terminal, set func(k, format string, a ...any)) {
 	set("terminal.env.path", "%s", list(t.Env.Path))
 	if t.State.Dir != "" {
 		set("terminal.state.dir", "%s", t.State.Dir)
+	}
+	if t.RawOutput {
+		set("terminal.raw_output", "true: stdout and stderr reach the client with their terminal control characters")
+	} else {
+		set("terminal.raw_output", "false (default): terminal control characters are shown as visible escapes")
 	}
 }
 

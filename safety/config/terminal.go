@@ -88,6 +88,16 @@ const (
 	DefaultMaxOpenFiles = sandbox.DefaultMaxOpenFiles
 	MaxOpenFilesMin     = 16
 	MaxOpenFilesMax     = 1048576
+
+	// MaxConcurrent counts commands running at once; MaxQueued the calls
+	// waiting for one of them to end.
+	DefaultMaxConcurrent = 2
+	MaxConcurrentMin     = 1
+	MaxConcurrentMax     = 64
+
+	DefaultMaxQueued = 8
+	MaxQueuedMin     = 1
+	MaxQueuedMax     = 1024
 )
 
 // sandboxNeeds is why the sandbox profile needs the full kernel boundary.
@@ -124,6 +134,8 @@ func (l TerminalLimits) WithDefaults() TerminalLimits {
 	def(&l.CPUSeconds, DefaultCPUSeconds)
 	def(&l.MaxFileMB, DefaultMaxFileMB)
 	def(&l.MaxOpenFiles, DefaultMaxOpenFiles)
+	def(&l.MaxConcurrent, DefaultMaxConcurrent)
+	def(&l.MaxQueued, DefaultMaxQueued)
 	return l
 }
 
@@ -144,6 +156,8 @@ func (l TerminalLimits) bounds() []limitBounds {
 		{"cpu_seconds", l.CPUSeconds, CPUSecondsMin, CPUSecondsMax, DefaultCPUSeconds, "seconds"},
 		{"max_file_mb", l.MaxFileMB, MaxFileMBMin, MaxFileMBMax, DefaultMaxFileMB, "MiB"},
 		{"max_open_files", l.MaxOpenFiles, MaxOpenFilesMin, MaxOpenFilesMax, DefaultMaxOpenFiles, "descriptors"},
+		{"max_concurrent", l.MaxConcurrent, MaxConcurrentMin, MaxConcurrentMax, DefaultMaxConcurrent, "commands"},
+		{"max_queued", l.MaxQueued, MaxQueuedMin, MaxQueuedMax, DefaultMaxQueued, "calls"},
 	}
 }
 

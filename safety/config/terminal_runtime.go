@@ -46,6 +46,12 @@ type TerminalRuntime struct {
 	// Protect is the jail's protected set ([terminal.sandbox] protect and
 	// unprotect over protect.Defaults); nil is the built-in set.
 	Protect *protect.Set
+	// RawOutput is [terminal] raw_output: output keeps its terminal control
+	// characters instead of showing them as visible escapes.
+	RawOutput bool
+	// MaxConcurrent and MaxQueued bound the commands running at once and
+	// the calls waiting for one to end; zero means the default.
+	MaxConcurrent, MaxQueued int
 }
 
 // Defaults for a TerminalRuntime's zero bounds, in the runtime's units.
@@ -54,9 +60,9 @@ const (
 	MaxTimeout     = TimeoutSecondsMax * time.Second
 )
 
-// Check applies the defaults to r's zero Timeout, MaxOutputBytes, Path and
-// Net, and refuses (INVALID_REQUEST) a timeout or output cap outside the
-// [terminal.limits] bounds and a PATH entry that is not an absolute
+// Check applies the defaults to r's zero Timeout, MaxOutputBytes, Path,
+// Net, MaxConcurrent and MaxQueued, and refuses (INVALID_REQUEST) a
+// timeout, output cap, concurrency or queue outside the [terminal.limits] bounds and a PATH entry that is not an absolute
 // directory without ':'.
 func (r *TerminalRuntime) Check() error {
 	if r.Timeout == 0 {
@@ -81,6 +87,20 @@ func (r *TerminalRuntime) Check() error {
 	}
 	if r.Net == "" {
 		r.Net = sandbox.NetDeny
+	}
+	if r.MaxConcurrent == 0 {
+		r.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if r.MaxQueued == 0 {
+		r.MaxQueued = DefaultMaxQueued
+	}
+	if r.MaxConcurrent < MaxConcurrentMin || r.MaxConcurrent > MaxConcurrentMax {
+		return result.New(result.InvalidRequest, fmt.Sprintf("terminal.limits.max_concurrent must be between %d and %d",
+			MaxConcurrentMin, MaxConcurrentMax))
+	}
+	if r.MaxQueued < MaxQueuedMin || r.MaxQueued > MaxQueuedMax {
+		return result.New(result.InvalidRequest, fmt.Sprintf("terminal.limits.max_queued must be between %d and %d",
+			MaxQueuedMin, MaxQueuedMax))
 	}
 	return nil
 }
@@ -150,6 +170,7 @@ func (t Terminal) Runtime(jailRoot string, stateBase func() (string, error)) (Te
 	lim := t.Limits.WithDefaults()
 	r.Policy, r.Path, r.PassEnv, r.Sandboxed, r.ReadPaths = cp, t.Env.Path, passEnv(t.Env.Pass), t.Sandboxed(), s.ReadPaths
 	r.Timeout, r.MaxOutputBytes = time.Duration(lim.TimeoutSeconds)*time.Second, lim.MaxOutputBytes
+	r.MaxConcurrent, r.MaxQueued, r.RawOutput = lim.MaxConcurrent, lim.MaxQueued, t.RawOutput
 	r.Limits = sandbox.Limits{MemoryMB: lim.MemoryMB, MaxProcesses: lim.MaxProcesses, CPUSeconds: lim.CPUSeconds,
 		MaxFileMB: lim.MaxFileMB, MaxOpenFiles: lim.MaxOpenFiles}
 	var err error

@@ -68,6 +68,8 @@ func TestTerminalRuntimeConverts(t *testing.T) {
 	term.Env.Pass = []string{"BASTION_RUNTIME_SET", "BASTION_RUNTIME_UNSET"}
 	t.Setenv("BASTION_RUNTIME_SET", "v")
 	term.Limits.MemoryMB = 64
+	term.Limits.MaxQueued = 3
+	term.RawOutput = true
 	term.Rules = []TerminalRule{{Command: "ls", DenyArgs: []string{"-R"}, Reason: "no recursion"}}
 	base := t.TempDir()
 	rt, err := term.Runtime(jail, state(base))
@@ -82,6 +84,9 @@ func TestTerminalRuntimeConverts(t *testing.T) {
 	}
 	if rt.Timeout != 30*time.Second || rt.MaxOutputBytes != 65536 || rt.Limits.MemoryMB != 64 || rt.Limits.MaxProcesses != DefaultMaxProcesses {
 		t.Errorf("limits: timeout %s output %d %+v", rt.Timeout, rt.MaxOutputBytes, rt.Limits)
+	}
+	if rt.MaxConcurrent != DefaultMaxConcurrent || rt.MaxQueued != 3 || !rt.RawOutput {
+		t.Errorf("max_concurrent %d max_queued %d raw_output %v", rt.MaxConcurrent, rt.MaxQueued, rt.RawOutput)
 	}
 	if !slices.Equal(rt.Path, command.DefaultPath) || rt.Net != sandbox.NetDeny || rt.Landlock != sandbox.ModeRequired ||
 		rt.Isolation != sandbox.IsolationNamespaces {
@@ -104,6 +109,8 @@ func TestTerminalRuntimeCheckBounds(t *testing.T) {
 		{"timeout too long", TerminalRuntime{Timeout: 2 * time.Hour}, "terminal.limits.timeout_seconds must be between 1 and 3600"},
 		{"output too large", TerminalRuntime{MaxOutputBytes: 16<<20 + 1}, "terminal.limits.max_output_bytes must be between 1 and 16777216"},
 		{"negative output", TerminalRuntime{MaxOutputBytes: -1}, "max_output_bytes"},
+		{"too many at once", TerminalRuntime{MaxConcurrent: 65}, "terminal.limits.max_concurrent must be between 1 and 64"},
+		{"queue too long", TerminalRuntime{MaxQueued: 1025}, "terminal.limits.max_queued must be between 1 and 1024"},
 		{"relative path", TerminalRuntime{Path: []string{"/bin", "."}}, `terminal.env.path entry "."`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -39,11 +39,11 @@ func TestTerminalDefaults(t *testing.T) {
 		t.Errorf("defaults: isolation %q network %q landlock %q", s.EffectiveIsolation(), s.EffectiveNetwork(), s.EffectiveLandlock())
 	}
 	want := TerminalLimits{TimeoutSeconds: 30, MaxOutputBytes: 65536, MemoryMB: 2048, MaxProcesses: 1024,
-		CPUSeconds: 600, MaxFileMB: 1024, MaxOpenFiles: 1024}
+		CPUSeconds: 600, MaxFileMB: 1024, MaxOpenFiles: 1024, MaxConcurrent: 2, MaxQueued: 8}
 	if got := term.Limits.WithDefaults(); got != want {
 		t.Errorf("WithDefaults() = %+v, want %+v", got, want)
 	}
-	set := TerminalLimits{TimeoutSeconds: 5, MaxOutputBytes: 10, MemoryMB: 64, MaxProcesses: 8, CPUSeconds: 1, MaxFileMB: 1, MaxOpenFiles: 16}
+	set := TerminalLimits{TimeoutSeconds: 5, MaxOutputBytes: 10, MemoryMB: 64, MaxProcesses: 8, CPUSeconds: 1, MaxFileMB: 1, MaxOpenFiles: 16, MaxConcurrent: 1, MaxQueued: 1}
 	if got := set.WithDefaults(); got != set {
 		t.Errorf("WithDefaults changed set values: %+v", got)
 	}
@@ -122,6 +122,8 @@ func TestLimitOutOfRangeIsFatal(t *testing.T) {
 		{"cpu_seconds", 1, 86400},
 		{"max_file_mb", 1, 1048576},
 		{"max_open_files", 16, 1048576},
+		{"max_concurrent", 1, 64},
+		{"max_queued", 1, 1024},
 	} {
 		for _, v := range []int{-1, c.min - 1, c.max + 1} {
 			if v == 0 {
@@ -259,6 +261,9 @@ func TestCheckShowsProfileIsolationNetworkCachesAndLimits(t *testing.T) {
 		"terminal.limits.cpu_seconds":      "600s of CPU (default)",
 		"terminal.limits.max_file_mb":      "1024 MiB per file (default)",
 		"terminal.limits.max_open_files":   "1024 descriptors per process (default)",
+		"terminal.limits.max_concurrent":   "2 commands at once (default)",
+		"terminal.limits.max_queued":       "8 calls waiting (default)",
+		"terminal.raw_output":              "false (default)",
 	} {
 		if !strings.HasPrefix(got[k], want) {
 			t.Errorf("%s = %q, want %q", k, got[k], want)

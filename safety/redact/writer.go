@@ -9,30 +9,60 @@ import "sync"
 //
 // Bytes written are held back until the window they belong to is complete
 // (up to BlockSize+MaxSpan bytes), so Bytes is final only after Close.
+//
+// A writer made by NewOutputWriter with neutralise set also shows terminal
+// control characters as visible escapes (see Neutralise), between the two
+// steps: redact, then neutralise, then cap. Secrets are therefore found in
+// the bytes the command wrote, and the cap bounds what the client gets.
 type CappedWriter struct {
-	mu         sync.Mutex
-	e          engine
-	limit      int
-	out        []byte
-	truncated  bool
-	closed     bool
-	totalIn    int64
-	redactions int
+	mu          sync.Mutex
+	e           engine
+	nz          *neutraliser // nil: output is not neutralised
+	limit       int
+	out         []byte
+	truncated   bool
+	closed      bool
+	totalIn     int64
+	redactions  int
+	neutralised int
 }
 
 // NewCappedWriter returns a writer that keeps the first limit bytes of the
 // redacted stream. A negative limit means no cap.
-func (s *Set) NewCappedWriter(limit int) *CappedWriter {
+func (s *Set) NewCappedWriter(limit int) *CappedWriter { return s.NewOutputWriter(limit, false) }
+
+// NewOutputWriter returns a writer that redacts the stream, then, if
+// neutralise is set, shows its terminal control characters as visible
+// escapes (Neutralise), and keeps the first limit bytes of the result. A
+// negative limit means no cap. A visible escape is never cut in half by
+// the cap: one that does not fit whole is left out.
+func (s *Set) NewOutputWriter(limit int, neutralise bool) *CappedWriter {
 	w := &CappedWriter{limit: limit}
 	w.e.set = s
 	w.e.raw = w.emit
+	if neutralise {
+		w.nz = &neutraliser{plain: w.emit, esc: w.emitEscape}
+		w.e.raw = w.nz.feed
+	}
 	w.e.mark = func(sp span) {
 		if w.room() > 0 {
 			w.redactions++
 		}
-		w.emit([]byte(Marker(s.patterns[sp.pat].Name)))
+		w.e.raw([]byte(Marker(s.patterns[sp.pat].Name)))
 	}
 	return w
+}
+
+// emitEscape appends one visible escape, whole, if it fits under the cap,
+// and counts it; otherwise it marks the writer truncated.
+func (w *CappedWriter) emitEscape(e []byte) {
+	if len(e) > w.room() {
+		w.truncated = true
+		w.e.stop = true
+		return
+	}
+	w.neutralised++
+	w.out = append(w.out, e...)
 }
 
 func (w *CappedWriter) room() int {
@@ -111,6 +141,9 @@ func (w *CappedWriter) Close() {
 	if !w.truncated {
 		w.e.run(true)
 	}
+	if w.nz != nil && !w.truncated {
+		w.nz.flush()
+	}
 	w.e.buf, w.e.hits, w.e.spans = nil, nil, nil
 }
 
@@ -134,6 +167,15 @@ func (w *CappedWriter) TotalIn() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.totalIn
+}
+
+// Neutralised returns the number of control characters shown as visible
+// escapes in the kept output (0 for a writer that does not neutralise).
+// Those past the cap are not counted.
+func (w *CappedWriter) Neutralised() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.neutralised
 }
 
 // Redactions returns the number of markers that begin inside the kept

@@ -32,6 +32,10 @@ type Request struct {
 	// earlier question (a 2026-07-28 retry): an ask decision whose working
 	// directory or executable is gone by then is STALE.
 	Answered bool
+	// Progress, when not nil, is told where the call stands while it waits
+	// for a slot (max_concurrent commands running): at once, then every
+	// second, and when it gets one. A call that does not wait never calls it.
+	Progress func(QueueProgress)
 }
 
 // Outcome is what Run did.
@@ -50,7 +54,8 @@ type Outcome struct {
 	// Argv is the argument vector that ran (as parsed, not redacted).
 	Argv []string
 	// ExitCode, Signal, Limit and Confinement are the sandbox's
-	// (sandbox.Outcome).
+	// (sandbox.Outcome). Limit is also LimitConcurrency for a call refused
+	// because no slot was free (Ran false).
 	ExitCode    int
 	Signal      string
 	Limit       string
@@ -64,6 +69,9 @@ type Outcome struct {
 	// protected paths that were read-only to it.
 	Protected []protect.Change
 	ReadOnly  []string
+	// Neutralised counts the terminal control characters shown as visible
+	// escapes in Stdout and Stderr (0 with raw_output).
+	Neutralised int
 	// Approval is detail.approval for a line that needed a person's
 	// approval: who approved it and how, or how it was refused.
 	Approval *approval.Approval
@@ -106,8 +114,17 @@ func (r *Runner) Run(ctx context.Context, req Request) Outcome {
 		}
 		v = &verdict
 	}
+	j, release, out, ok := r.slot(ctx, req, j)
+	if !ok {
+		if v != nil {
+			v.Done(out.Code)
+			out.Approval = v.Approval
+		}
+		return out
+	}
+	defer release()
 	defer j.dh.Close()
-	out := r.start(ctx, j)
+	out = r.start(ctx, j)
 	if v != nil {
 		v.Done(out.Code)
 		out.Approval = v.Approval
@@ -145,8 +162,8 @@ func (r *Runner) start(ctx context.Context, j judged) Outcome {
 	if err != nil {
 		return refusal(err)
 	}
-	stdout := r.o.Redact.NewCappedWriter(r.o.MaxOutputBytes)
-	stderr := r.o.Redact.NewCappedWriter(r.o.MaxOutputBytes)
+	stdout := r.o.Redact.NewOutputWriter(r.o.MaxOutputBytes, !r.o.RawOutput)
+	stderr := r.o.Redact.NewOutputWriter(r.o.MaxOutputBytes, !r.o.RawOutput)
 	outc, err := r.execute(ctx, sandbox.Spec{Path: ev.Executable, Argv: argv, Dir: dir,
 		Env: r.env(ev.Decision.Name), Stdout: stdout, Stderr: stderr})
 	stdout.Close()
@@ -189,7 +206,8 @@ func (r *Runner) finish(intent string, argv []string, outc sandbox.Outcome, err 
 	out := Outcome{Ran: outc.Duration > 0, // zero only when the child never started
 		Code: result.OK, Err: err, Argv: argv, ExitCode: outc.ExitCode, Signal: outc.Signal, Limit: outc.Limit,
 		Confinement: outc.Confinement, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Truncated: truncated,
-		Protected: outc.Protected, ReadOnly: outc.ReadOnly}
+		Protected: outc.Protected, ReadOnly: outc.ReadOnly,
+		Neutralised: stdout.Neutralised() + stderr.Neutralised()}
 	switch {
 	case err != nil:
 		out.Code, out.Reason = result.Classify(err)
@@ -200,6 +218,7 @@ func (r *Runner) finish(intent string, argv []string, outc sandbox.Outcome, err 
 		"exit_code": outc.ExitCode, "duration_ms": outc.Duration.Milliseconds(),
 		"stdout_bytes": stdout.TotalIn(), "stderr_bytes": stderr.TotalIn(), "truncated": truncated,
 		"confinement": outc.Confinement, "redactions": stdout.Redactions() + stderr.Redactions(),
+		"neutralised": out.Neutralised,
 	}
 	if outc.Signal != "" {
 		fields["signal"] = outc.Signal

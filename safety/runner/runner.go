@@ -10,8 +10,12 @@
 // the line again after the answer; without an AskFunc it refuses with
 // NEEDS_EXPLICIT_REQUEST), writes the intent record
 // (safety/audit), runs the command in the sandbox (safety/sandbox) with a
-// private HOME and TMPDIR (rundirs.go), redacts secrets from its output
-// before capping it (safety/redact), and writes the outcome record.
+// private HOME and TMPDIR (rundirs.go), redacts secrets from its output,
+// shows its terminal control characters as visible escapes (unless
+// raw_output) and then caps it (safety/redact), and writes the outcome
+// record. At most max_concurrent commands run at once (slots.go): a call
+// beyond it waits for a slot in a bounded queue, after the policy allowed
+// it and the person approved it, and before its intent record.
 // Nothing runs before the policy allowed it (or a person approved it),
 // the working directory was opened inside the jail, the executable was
 // found and the intent record was written. A refusal is recorded as an audit event and runs nothing.
@@ -81,6 +85,9 @@ type Runner struct {
 	closed atomic.Bool
 	// after counts the recycling still to run after answers; Close waits.
 	after sync.WaitGroup
+	// slots bounds the commands running at once and the calls waiting
+	// (max_concurrent, max_queued; slots.go).
+	slots *slots
 }
 
 // New checks the options and describes the confinement in force. It
@@ -117,7 +124,7 @@ func New(o Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{o: o, pathEnv: strings.Join(o.Path, string(os.PathListSeparator)), confinement: conf,
-		spare: make(chan runDirs, 16)}
+		spare: make(chan runDirs, 16), slots: newSlots(o.MaxConcurrent, o.MaxQueued)}
 	if r.runsDir, r.releaseRuns, err = sandbox.ClaimRunsDir(filepath.Join(o.StateDir, "runs")); err != nil {
 		return nil, err
 	}

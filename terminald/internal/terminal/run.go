@@ -3,6 +3,7 @@ package terminal
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -23,7 +24,7 @@ const runAction = "run_command"
 // policy and the kernel boundary.
 func (s *Server) runTool() server.ServerTool {
 	return server.ServerTool{Tool: mcpkit.NewTool(runAction,
-		"Run one command line inside the jail directory, without a shell, and return its exit code, stdout and stderr. The line is split like a POSIX shell would split a simple command (quotes group words; inside quotes ; | & > $ are literal text), but shell operators, redirections, variables, globs and ~ are refused rather than interpreted. Only allowlisted programs run, resolved by name on the server's PATH; argument rules refuse dangerous options (git -c, find -exec, tar --to-command, ...). Commands the policy asks about (under the shipped policy: git push, deleting branches or stashes, discarding uncommitted changes) run only after the person approves them in the client, which asks them (MCP elicitation: allow once, allow this exact command for the rest of the session, or deny); that confirmation is the person's, never the agent's, and detail.approval says who approved. A client that cannot ask gets NEEDS_EXPLICIT_REQUEST, unless the policy's [approval] fallback lets the agent confirm by calling. The process runs with a private HOME and TMPDIR, no stdin, a fixed environment, resource limits, a timeout that kills every process it started, and kernel confinement (on Linux: its own namespaces showing only the jail and system directories, Landlock, seccomp, no capabilities, and only its own loopback unless the operator allowed the network or a proxy). Secrets in the output are redacted, then each stream is capped. detail.paths gives the risk radar's view (as explain_command shows it) of the arguments that name existing paths, and the first 10 HIGH_RISK ones also come as resource_link items. A non-zero exit status is still ok:true: the command ran.",
+		"Run one command line inside the jail directory, without a shell, and return its exit code, stdout and stderr. The line is split like a POSIX shell would split a simple command (quotes group words; inside quotes ; | & > $ are literal text), but shell operators, redirections, variables, globs and ~ are refused rather than interpreted. Only allowlisted programs run, resolved by name on the server's PATH; argument rules refuse dangerous options (git -c, find -exec, tar --to-command, ...). Commands the policy asks about (under the shipped policy: git push, deleting branches or stashes, discarding uncommitted changes) run only after the person approves them in the client, which asks them (MCP elicitation: allow once, allow this exact command for the rest of the session, or deny); that confirmation is the person's, never the agent's, and detail.approval says who approved. A client that cannot ask gets NEEDS_EXPLICIT_REQUEST, unless the policy's [approval] fallback lets the agent confirm by calling. The process runs with a private HOME and TMPDIR, no stdin, a fixed environment, resource limits, a timeout that kills every process it started, and kernel confinement (on Linux: its own namespaces showing only the jail and system directories, Landlock, seccomp, no capabilities, and only its own loopback unless the operator allowed the network or a proxy). Secrets in the output are redacted, terminal control characters (escape sequences, other control characters but newline and tab, bidi overrides, bytes that are not UTF-8) are shown as visible escapes such as \\x1b and \\u202e (detail.neutralised counts them), then each stream is capped. At most a fixed number of commands run at once; a call beyond it waits in a bounded queue (reported as progress notifications when the call has a progressToken) or, when the queue is full or the wait outlasts the timeout, runs nothing and gets LIMIT_EXCEEDED with detail.limit = \"concurrency\": call again later. detail.paths gives the risk radar's view (as explain_command shows it) of the arguments that name existing paths, and the first 10 HIGH_RISK ones also come as resource_link items. A non-zero exit status is still ok:true: the command ran.",
 		mcpkit.Annotations{Title: "Run a command in the jail", Destructive: true, OpenWorld: false},
 		json.RawMessage(`{"type":"object","properties":{`+
 			`"command":{"type":"string","minLength":1,"maxLength":8192,"description":"The command line, e.g. \"ls -la src\" or \"git log -n 5\". No shell syntax."},`+
@@ -46,6 +47,10 @@ type RunDetail struct {
 	Stderr      string   `json:"stderr"`
 	Truncated   bool     `json:"truncated"`
 	Confinement string   `json:"confinement"`
+	// Neutralised counts the terminal control characters of stdout and
+	// stderr shown as visible escapes (\x1b, \u202e); always present, 0
+	// when there were none or [terminal] raw_output is true.
+	Neutralised int `json:"neutralised"`
 	// Limit names the limit that stopped the command: memory, processes,
 	// cpu, file_size, open_files or timeout.
 	Limit string `json:"limit,omitempty"`
@@ -68,7 +73,7 @@ type RunDetail struct {
 func (s *Server) runCommand(ctx context.Context, call mcp.CallToolRequest, a runArgs) result.OperationResult {
 	start := time.Now()
 	ask := s.o.Asker.For(call)
-	req := runner.Request{Line: a.Command, Answered: ask.Retry, Ask: ask.Ask}
+	req := runner.Request{Line: a.Command, Answered: ask.Retry, Ask: ask.Ask, Progress: queueProgress(ctx, call)}
 	if a.Cwd != nil {
 		req.Cwd = *a.Cwd
 	}
@@ -76,14 +81,21 @@ func (s *Server) runCommand(ctx context.Context, call mcp.CallToolRequest, a run
 	switch {
 	case out.Pending:
 		return result.OperationResult{} // the question is the answer; it is not sent
-	case !out.Ran && out.Approval != nil:
-		return result.With(runAction, out.Code, out.Reason, map[string]any{"approval": out.Approval}, start)
+	case !out.Ran && (out.Approval != nil || out.Limit != ""):
+		detail := map[string]any{}
+		if out.Approval != nil {
+			detail["approval"] = out.Approval
+		}
+		if out.Limit != "" {
+			detail["limit"] = out.Limit
+		}
+		return result.With(runAction, out.Code, out.Reason, detail, start)
 	case !out.Ran:
 		return result.With(runAction, out.Code, out.Reason, nil, start)
 	}
 	return result.With(runAction, out.Code, out.Reason, RunDetail{Argv: out.Argv, ExitCode: out.ExitCode, Signal: out.Signal,
 		Stdout: string(out.Stdout), Stderr: string(out.Stderr), Truncated: out.Truncated, Confinement: out.Confinement,
-		Limit: out.Limit, Paths: s.existingPaths(ctx, req.Cwd, out.Argv), Approval: out.Approval,
+		Neutralised: out.Neutralised, Limit: out.Limit, Paths: s.existingPaths(ctx, req.Cwd, out.Argv), Approval: out.Approval,
 		Protected: out.Protected}, start)
 }
 
@@ -107,4 +119,23 @@ func (s *Server) existingPaths(ctx context.Context, cwd string, argv []string) [
 		}
 	}
 	return views
+}
+
+// queueProgress turns the runner's reports about a call waiting for a
+// slot into notifications/progress for the call's progressToken (nothing
+// without one): progress counts the reports, the message says where the
+// call stands.
+func queueProgress(ctx context.Context, call mcp.CallToolRequest) func(runner.QueueProgress) {
+	if call.Params.Meta == nil || call.Params.Meta.ProgressToken == nil {
+		return nil
+	}
+	send := mcpkit.Progress(ctx, call)
+	var mu sync.Mutex
+	n := 0
+	return func(p runner.QueueProgress) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		send(float64(n), 0, p.Message())
+	}
 }

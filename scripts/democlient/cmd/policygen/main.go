@@ -57,6 +57,8 @@ var bounds = map[string][2]int{
 	"terminal.limits.cpu_seconds":      {config.CPUSecondsMin, config.CPUSecondsMax},
 	"terminal.limits.max_file_mb":      {config.MaxFileMBMin, config.MaxFileMBMax},
 	"terminal.limits.max_open_files":   {config.MaxOpenFilesMin, config.MaxOpenFilesMax},
+	"terminal.limits.max_concurrent":   {config.MaxConcurrentMin, config.MaxConcurrentMax},
+	"terminal.limits.max_queued":       {config.MaxQueuedMin, config.MaxQueuedMax},
 	"approval.timeout_seconds":         {1, config.ApprovalTimeoutMax},
 	"audit.max_mb":                     {config.AuditMaxMBMin, config.AuditMaxMBMax},
 	"audit.keep":                       {config.AuditKeepMin, config.AuditKeepMax},

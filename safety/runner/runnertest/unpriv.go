@@ -1,0 +1,89 @@
+package runnertest
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// UnprivilegedEnv is set in the environment of the unprivileged re-run
+// that RerunUnprivileged starts.
+const UnprivilegedEnv = "BASTION_RUNNERTEST_UNPRIVILEGED"
+
+// Nobody is the unprivileged user and group the re-run runs as.
+const Nobody = 65534
+
+// RerunUnprivileged runs the tests of this test binary that match pattern
+// again as an unprivileged user (setpriv --reuid=65534), from the current
+// working directory, with a private TMPDIR and HOME that user owns, and
+// fails t if any of them fails or skips, or none ran. It does nothing in
+// that re-run itself, and only logs when the tests already run
+// unprivileged: then the ordinary pass is the unprivileged one.
+func RerunUnprivileged(t *testing.T, pattern string) {
+	t.Helper()
+	if os.Getenv(UnprivilegedEnv) != "" {
+		return
+	}
+	if os.Getuid() != 0 {
+		t.Logf("the tests already run unprivileged (uid %d): that pass is the unprivileged one", os.Getuid())
+		return
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Fatalf("setpriv (util-linux) is needed to run the server unprivileged: %v", err)
+	}
+	base, err := os.MkdirTemp("", "bastion-unpriv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(base, filepath.Base(os.Args[0]))
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(base, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(tmp, Nobody, Nobody); err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		switch name, _, _ := strings.Cut(kv, "="); name {
+		case "TMPDIR", "HOME", "GOCOVERDIR", UnprivilegedEnv:
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "TMPDIR="+tmp, "HOME="+tmp, UnprivilegedEnv+"=1")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+		bin, "-test.run="+pattern, "-test.count=1", "-test.v", "-test.timeout=280s")
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	text := out.String()
+	if err != nil || strings.Contains(text, "--- SKIP") || !strings.Contains(text, "--- PASS") {
+		t.Fatalf("the unprivileged re-run of %s failed (%v):\n%s", pattern, err, text)
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "--- PASS") {
+			t.Log("unprivileged:", strings.TrimPrefix(line, "--- "))
+		}
+	}
+}
