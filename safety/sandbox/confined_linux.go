@@ -50,6 +50,10 @@ type helperConfig struct {
 	// Probe asks the helper to answer at once: Preflight's check that the
 	// namespaces can be created at all.
 	Probe bool `json:"probe,omitempty"`
+	// MemEvents is the oom_kill counter file of the run's memory cgroup
+	// (memcg_linux.go), empty when none applies. It is set by spawn, not
+	// part of what a prepared helper is matched by.
+	MemEvents string `json:"mem_events,omitempty"`
 }
 
 // helperRun is the second message: the command itself.
@@ -173,6 +177,7 @@ type warm struct {
 	outR, errR *os.File
 	ready      chan helperResult
 	jail       *os.File
+	mcg        *memcg // the run's memory cgroup, nil where none applies
 }
 
 // discard ends a helper that will not be used.
@@ -184,10 +189,27 @@ func (w *warm) discard() {
 	w.outR.Close()
 	w.errR.Close()
 	w.jail.Close()
+	if w.mcg != nil {
+		w.mcg.remove()
+	}
 }
 
 // spawn starts a helper and hands it the static instructions.
 func spawn(cfg helperConfig) (*warm, error) {
+	mcg := newMemcg(cfg.Limits.MemoryMB)
+	if mcg != nil {
+		cfg.MemEvents = mcg.eventsFile()
+	}
+	w, err := spawnIn(cfg, mcg)
+	if err != nil && mcg != nil {
+		mcg.remove()
+	}
+	return w, err
+}
+
+// spawnIn is spawn with the run's memory cgroup, mcg (nil: none), into
+// which the helper is moved before it is handed its instructions.
+func spawnIn(cfg helperConfig, mcg *memcg) (*warm, error) {
 	msg, err := json.Marshal(cfg)
 	if err != nil || len(msg) > maxMsg {
 		return nil, invalid("the sandbox configuration is too large")
@@ -236,6 +258,13 @@ func spawn(cfg helperConfig) (*warm, error) {
 		return nil, nsStartError(cfg.Isolation, err)
 	}
 	w := &warm{c: c, ctl: ctl, fd: pair[0], outR: outR, errR: errR, ready: make(chan helperResult, 1), jail: jail}
+	if mcg != nil {
+		if err := mcg.add(c.cmd.p.Pid); err != nil {
+			w.discard()
+			return nil, result.Wrap(result.InternalError, errSetup+": the helper could not be put in its memory cgroup", err)
+		}
+		w.mcg = mcg
+	}
 	if _, err := unix.Write(pair[0], msg); err != nil {
 		w.discard()
 		return nil, result.Wrap(result.InternalError, errSetup+": the helper did not take its instructions", err)
@@ -401,10 +430,16 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 	// and reaped (it answers only after wait4 found nothing left); the
 	// helper's own exit, which tears down its namespaces, is collected in
 	// the background.
+	if w.mcg != nil {
+		r = w.mcg.settle(r)
+	}
 	go func() {
 		<-c.exited
 		c.killGroup()
 		_, _ = c.reap()
+		if w.mcg != nil {
+			w.mcg.remove()
+		}
 	}()
 	out.Duration = time.Since(start)
 	finishDrain(w.outR, w.errR, copied)

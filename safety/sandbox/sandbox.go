@@ -140,6 +140,11 @@ type Limits struct {
 	MaxFileMB int
 	// MaxOpenFiles is RLIMIT_NOFILE per process.
 	MaxOpenFiles int
+	// DiskMB bounds the bytes the command's processes write to files (the
+	// jail, HOME, TMPDIR, the caches), less what they remove while it is
+	// still in the page cache; the watchdog ends them all past it (see
+	// disk_linux.go for what it over- and under-counts).
+	DiskMB int
 }
 
 // Default limits, used for zero fields of Limits.
@@ -149,6 +154,7 @@ const (
 	DefaultCPUSeconds   = 600
 	DefaultMaxFileMB    = 1024
 	DefaultMaxOpenFiles = 1024
+	DefaultDiskMB       = 10240
 )
 
 func (l Limits) withDefaults() Limits {
@@ -162,6 +168,7 @@ func (l Limits) withDefaults() Limits {
 	def(&l.CPUSeconds, DefaultCPUSeconds)
 	def(&l.MaxFileMB, DefaultMaxFileMB)
 	def(&l.MaxOpenFiles, DefaultMaxOpenFiles)
+	def(&l.DiskMB, DefaultDiskMB)
 	return l
 }
 
@@ -173,6 +180,7 @@ const (
 	LimitFileSize  = "file_size"
 	LimitOpenFiles = "open_files"
 	LimitTimeout   = "timeout"
+	LimitDisk      = "disk"
 )
 
 // Spec is one run: what to execute, where, and under which confinement.
@@ -260,8 +268,9 @@ type Outcome struct {
 	// CPUTime is the user+system time of the command's processes that
 	// were reaped (namespaces: all of them).
 	CPUTime time.Duration
-	// PeakTasks and PeakRSSKB are the largest task count and total resident
-	// memory of the command's processes that the watchdog saw.
+	// PeakTasks and PeakRSSKB are the largest task count and total memory
+	// of the command's processes that the watchdog saw: resident memory plus
+	// what it counts outside resident sets (/dev/shm, socket buffers).
 	PeakTasks int
 	PeakRSSKB int64
 	// Confinement describes what confined the child, e.g.
@@ -411,7 +420,8 @@ func describe(abi int, iso Isolation, net NetMode) string {
 			b.WriteString("; network denied")
 		}
 	}
-	b.WriteString("; no capabilities; rlimits+watchdog")
+	b.WriteString("; no capabilities; rlimits+watchdog; ")
+	b.WriteString(memoryMechanism(iso, net))
 	return b.String()
 }
 
@@ -483,7 +493,7 @@ func (s *Spec) validateStatic() error {
 		return invalid("network = proxy needs the absolute path of the proxy's socket")
 	}
 	l := s.Limits
-	if l.MemoryMB < 0 || l.MaxProcesses < 0 || l.CPUSeconds < 0 || l.MaxFileMB < 0 || l.MaxOpenFiles < 0 {
+	if l.MemoryMB < 0 || l.MaxProcesses < 0 || l.CPUSeconds < 0 || l.MaxFileMB < 0 || l.MaxOpenFiles < 0 || l.DiskMB < 0 {
 		return invalid("a limit is negative")
 	}
 	return nil
@@ -583,6 +593,8 @@ func limitError(limit string, l Limits, timeout time.Duration) error {
 		what, key = fmt.Sprintf("tried to write a file larger than %d MiB", l.MaxFileMB), "max_file_mb"
 	case LimitOpenFiles:
 		what, key = fmt.Sprintf("ran out of file descriptors (%d per process)", l.MaxOpenFiles), "max_open_files"
+	case LimitDisk:
+		what, key = fmt.Sprintf("wrote more than %d MiB to disk", l.DiskMB), "disk_mb"
 	default:
 		what, key = "hit a limit", "limits"
 	}
