@@ -79,6 +79,7 @@ func terminalSettings(t Terminal, set func(k, format string, a ...any)) {
 		{"cpu_seconds", t.Limits.CPUSeconds, l.CPUSeconds, "s of CPU"},
 		{"max_file_mb", t.Limits.MaxFileMB, l.MaxFileMB, " MiB per file"},
 		{"max_open_files", t.Limits.MaxOpenFiles, l.MaxOpenFiles, " descriptors per process"},
+		{"disk_mb", t.Limits.DiskMB, l.DiskMB, " MiB written"},
 	} {
 		v := fmt.Sprintf("%d%s", c.eff, c.unit)
 		if c.set == 0 {

@@ -88,6 +88,10 @@ const (
 	DefaultMaxOpenFiles = sandbox.DefaultMaxOpenFiles
 	MaxOpenFilesMin     = 16
 	MaxOpenFilesMax     = 1048576
+
+	DefaultDiskMB = sandbox.DefaultDiskMB
+	DiskMBMin     = 1
+	DiskMBMax     = 1048576
 )
 
 // sandboxNeeds is why the sandbox profile needs the full kernel boundary.
@@ -124,6 +128,7 @@ func (l TerminalLimits) WithDefaults() TerminalLimits {
 	def(&l.CPUSeconds, DefaultCPUSeconds)
 	def(&l.MaxFileMB, DefaultMaxFileMB)
 	def(&l.MaxOpenFiles, DefaultMaxOpenFiles)
+	def(&l.DiskMB, DefaultDiskMB)
 	return l
 }
 
@@ -144,6 +149,7 @@ func (l TerminalLimits) bounds() []limitBounds {
 		{"cpu_seconds", l.CPUSeconds, CPUSecondsMin, CPUSecondsMax, DefaultCPUSeconds, "seconds"},
 		{"max_file_mb", l.MaxFileMB, MaxFileMBMin, MaxFileMBMax, DefaultMaxFileMB, "MiB"},
 		{"max_open_files", l.MaxOpenFiles, MaxOpenFilesMin, MaxOpenFilesMax, DefaultMaxOpenFiles, "descriptors"},
+		{"disk_mb", l.DiskMB, DiskMBMin, DiskMBMax, DefaultDiskMB, "MiB"},
 	}
 }
 

@@ -147,7 +147,7 @@ func (t Terminal) Runtime(jailRoot string, stateBase func() (string, error)) (Te
 	r.Policy, r.Path, r.PassEnv, r.Sandboxed, r.ReadPaths = cp, t.Env.Path, passEnv(t.Env.Pass), t.Sandboxed(), s.ReadPaths
 	r.Timeout, r.MaxOutputBytes = time.Duration(lim.TimeoutSeconds)*time.Second, lim.MaxOutputBytes
 	r.Limits = sandbox.Limits{MemoryMB: lim.MemoryMB, MaxProcesses: lim.MaxProcesses, CPUSeconds: lim.CPUSeconds,
-		MaxFileMB: lim.MaxFileMB, MaxOpenFiles: lim.MaxOpenFiles}
+		MaxFileMB: lim.MaxFileMB, MaxOpenFiles: lim.MaxOpenFiles, DiskMB: lim.DiskMB}
 	var err error
 	if r.StateDir, err = t.stateDir(jailRoot, stateBase); err != nil {
 		return r, err

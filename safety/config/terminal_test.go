@@ -39,11 +39,11 @@ func TestTerminalDefaults(t *testing.T) {
 		t.Errorf("defaults: isolation %q network %q landlock %q", s.EffectiveIsolation(), s.EffectiveNetwork(), s.EffectiveLandlock())
 	}
 	want := TerminalLimits{TimeoutSeconds: 30, MaxOutputBytes: 65536, MemoryMB: 2048, MaxProcesses: 1024,
-		CPUSeconds: 600, MaxFileMB: 1024, MaxOpenFiles: 1024}
+		CPUSeconds: 600, MaxFileMB: 1024, MaxOpenFiles: 1024, DiskMB: 10240}
 	if got := term.Limits.WithDefaults(); got != want {
 		t.Errorf("WithDefaults() = %+v, want %+v", got, want)
 	}
-	set := TerminalLimits{TimeoutSeconds: 5, MaxOutputBytes: 10, MemoryMB: 64, MaxProcesses: 8, CPUSeconds: 1, MaxFileMB: 1, MaxOpenFiles: 16}
+	set := TerminalLimits{TimeoutSeconds: 5, MaxOutputBytes: 10, MemoryMB: 64, MaxProcesses: 8, CPUSeconds: 1, MaxFileMB: 1, MaxOpenFiles: 16, DiskMB: 1}
 	if got := set.WithDefaults(); got != set {
 		t.Errorf("WithDefaults changed set values: %+v", got)
 	}
@@ -59,6 +59,7 @@ max_processes = 8
 cpu_seconds = 86400
 max_file_mb = 1
 max_open_files = 1048576
+disk_mb = 1048576
 [terminal.sandbox]
 isolation = "namespaces"
 landlock = "required"
@@ -70,7 +71,7 @@ caches = ["go", "npm", "pip", "cargo"]
 		t.Fatal(err)
 	}
 	term := pol.Terminal
-	if !term.Sandboxed() || term.Limits.MemoryMB != 65536 || term.Limits.MaxProcesses != 8 || len(term.Sandbox.Caches) != 4 {
+	if !term.Sandboxed() || term.Limits.MemoryMB != 65536 || term.Limits.MaxProcesses != 8 || term.Limits.DiskMB != 1048576 || len(term.Sandbox.Caches) != 4 {
 		t.Errorf("keys not read: %+v", term)
 	}
 	if got := strings.Join(term.Sandbox.AllowedHosts, " "); got != "example.com *.example.org localhost 192.0.2.7" {
@@ -122,6 +123,7 @@ func TestLimitOutOfRangeIsFatal(t *testing.T) {
 		{"cpu_seconds", 1, 86400},
 		{"max_file_mb", 1, 1048576},
 		{"max_open_files", 16, 1048576},
+		{"disk_mb", 1, 1048576},
 	} {
 		for _, v := range []int{-1, c.min - 1, c.max + 1} {
 			if v == 0 {
@@ -259,6 +261,7 @@ func TestCheckShowsProfileIsolationNetworkCachesAndLimits(t *testing.T) {
 		"terminal.limits.cpu_seconds":      "600s of CPU (default)",
 		"terminal.limits.max_file_mb":      "1024 MiB per file (default)",
 		"terminal.limits.max_open_files":   "1024 descriptors per process (default)",
+		"terminal.limits.disk_mb":          "10240 MiB written (default)",
 	} {
 		if !strings.HasPrefix(got[k], want) {
 			t.Errorf("%s = %q, want %q", k, got[k], want)

@@ -57,6 +57,7 @@ var bounds = map[string][2]int{
 	"terminal.limits.cpu_seconds":      {config.CPUSecondsMin, config.CPUSecondsMax},
 	"terminal.limits.max_file_mb":      {config.MaxFileMBMin, config.MaxFileMBMax},
 	"terminal.limits.max_open_files":   {config.MaxOpenFilesMin, config.MaxOpenFilesMax},
+	"terminal.limits.disk_mb":          {config.DiskMBMin, config.DiskMBMax},
 	"approval.timeout_seconds":         {1, config.ApprovalTimeoutMax},
 	"audit.max_mb":                     {config.AuditMaxMBMin, config.AuditMaxMBMax},
 	"audit.keep":                       {config.AuditKeepMin, config.AuditKeepMax},
