@@ -195,21 +195,33 @@ func (w *warm) discard() {
 }
 
 // spawn starts a helper and hands it the static instructions.
+//
+// The run's memory cgroup (memcg_linux.go), where one applies, is made
+// while the helper starts, and the helper is moved into it while it builds
+// its view: both cost about half a millisecond each on cgroup v1 (the move
+// waits for an RCU grace period), and neither is then on the way of the
+// command, which starts only once spawn has returned.
 func spawn(cfg helperConfig) (*warm, error) {
-	mcg := newMemcg(cfg.Limits.MemoryMB)
-	if mcg != nil {
-		cfg.MemEvents = mcg.eventsFile()
-	}
-	w, err := spawnIn(cfg, mcg)
-	if err != nil && mcg != nil {
-		mcg.remove()
+	made := make(chan *memcg, 1)
+	go func() { made <- newMemcg(cfg.Limits.MemoryMB) }()
+	w, err := spawnIn(cfg, made)
+	if err != nil {
+		if mcg := <-made; mcg != nil {
+			mcg.remove()
+		}
 	}
 	return w, err
 }
 
-// spawnIn is spawn with the run's memory cgroup, mcg (nil: none), into
-// which the helper is moved before it is handed its instructions.
-func spawnIn(cfg helperConfig, mcg *memcg) (*warm, error) {
+// spawnIn is spawn with the run's memory cgroup to come on made (nil:
+// none); it passes it back on made when it fails.
+func spawnIn(cfg helperConfig, made chan *memcg) (_ *warm, err error) {
+	taken := false
+	defer func() {
+		if err != nil && taken {
+			made <- nil // discard removed it
+		}
+	}()
 	msg, err := json.Marshal(cfg)
 	if err != nil || len(msg) > maxMsg {
 		return nil, invalid("the sandbox configuration is too large")
@@ -258,16 +270,23 @@ func spawnIn(cfg helperConfig, mcg *memcg) (*warm, error) {
 		return nil, nsStartError(cfg.Isolation, err)
 	}
 	w := &warm{c: c, ctl: ctl, fd: pair[0], outR: outR, errR: errR, ready: make(chan helperResult, 1), jail: jail}
-	if mcg != nil {
-		if err := mcg.add(c.cmd.p.Pid); err != nil {
+	w.mcg, taken = <-made, true
+	if w.mcg != nil {
+		cfg.MemEvents = w.mcg.eventsFile()
+		if msg, err = json.Marshal(cfg); err != nil || len(msg) > maxMsg {
 			w.discard()
-			return nil, result.Wrap(result.InternalError, errSetup+": the helper could not be put in its memory cgroup", err)
+			return nil, invalid("the sandbox configuration is too large")
 		}
-		w.mcg = mcg
 	}
 	if _, err := unix.Write(pair[0], msg); err != nil {
 		w.discard()
 		return nil, result.Wrap(result.InternalError, errSetup+": the helper did not take its instructions", err)
+	}
+	if w.mcg != nil {
+		if err := w.mcg.add(c.cmd.p.Pid); err != nil {
+			w.discard()
+			return nil, result.Wrap(result.InternalError, errSetup+": the helper could not be put in its memory cgroup", err)
+		}
 	}
 	go func() { w.ready <- w.answer() }()
 	return w, nil

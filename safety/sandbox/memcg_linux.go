@@ -236,7 +236,7 @@ func (m *memcg) remove() {
 }
 
 // memoryMechanism names what bounds a command's memory, for describe.
-func memoryMechanism(iso Isolation, net NetMode) string {
+func memoryMechanism(iso Isolation, _ NetMode) string {
 	switch kind, _ := memcgAvailable(); kind {
 	case memcgV1:
 		return "memory: memcg v1"
@@ -244,12 +244,9 @@ func memoryMechanism(iso Isolation, net NetMode) string {
 		return "memory: memcg v2"
 	}
 	if iso == IsolationNamespaces {
-		if net == NetAllow {
-			return "memory: watchdog (rss+shm)"
-		}
 		return "memory: watchdog (rss+shm+sockets)"
 	}
-	return "memory: watchdog (rss)"
+	return "memory: watchdog (rss+sockets)"
 }
 
 // settle completes the helper's answer r with what the group saw: an OOM

@@ -458,7 +458,7 @@ func (h *helper) watch(killAll func(), stop <-chan struct{}) {
 		}
 		// Memory no resident set shows (memwatch_linux.go), and the bytes
 		// written to disk every other tick (disk_linux.go).
-		rss += h.mem.hiddenKB()
+		rss += h.mem.hiddenKB(pids)
 		var written int64
 		if !ns || tick%2 == 0 {
 			written = disk.total(pids)
