@@ -1160,6 +1160,13 @@ func TestAttackHideMemoryInSocketBuffers(t *testing.T) {
 		b := newBndBox(t, iso)
 		out, err, held, drop := bndHiddenMemory(t, b, "sockhold", "1", "192")
 		bndLimitCheck(t, b, out, err, LimitMemory)
+		want := "memory: watchdog (rss+"
+		if kind, _ := memcgAvailable(); kind != memcgNone {
+			want = "memory: memcg v"
+		}
+		if !strings.Contains(out.Confinement, want) {
+			t.Errorf("%s: the confinement %q does not name %q", iso, out.Confinement, want)
+		}
 		t.Logf("%s: held %d MiB in socket buffers; host MemAvailable fell by at most %d MiB (%s)", iso, held, drop, out.Confinement)
 		if held > 64+16 {
 			t.Errorf("%s: the command held %d MiB in socket buffers against a 64 MiB limit\n%s", iso, held, b.transcript())

@@ -196,15 +196,24 @@ func (w *warm) discard() {
 
 // spawn starts a helper and hands it the static instructions.
 //
-// The run's memory cgroup (memcg_linux.go), where one applies, is made
-// while the helper starts, and the helper is moved into it while it builds
-// its view: both cost about half a millisecond each on cgroup v1 (the move
-// waits for an RCU grace period), and neither is then on the way of the
-// command, which starts only once spawn has returned.
+// The run's memory cgroup (memcg_linux.go), where one applies: on cgroup
+// v1 the helper is born in it, started from an armed thread; on cgroup v2,
+// or with no armed thread ready, the group is made while the helper starts
+// and the helper moved into it while it builds its view. Either way the
+// command starts only once spawn has returned.
 func spawn(cfg helperConfig) (*warm, error) {
+	var a *armed
 	made := make(chan *memcg, 1)
-	go func() { made <- newMemcg(cfg.Limits.MemoryMB) }()
-	w, err := spawnIn(cfg, made)
+	kind, _ := memcgAvailable()
+	if kind == memcgV1 {
+		a = takeArmed(cfg.Limits.MemoryMB)
+	}
+	if kind != memcgNone && a == nil {
+		go func() { made <- newMemcg(cfg.Limits.MemoryMB) }()
+	} else {
+		made <- nil
+	}
+	w, err := spawnIn(cfg, a, made)
 	if err != nil {
 		if mcg := <-made; mcg != nil {
 			mcg.remove()
@@ -213,15 +222,22 @@ func spawn(cfg helperConfig) (*warm, error) {
 	return w, err
 }
 
-// spawnIn is spawn with the run's memory cgroup to come on made (nil:
-// none); it passes it back on made when it fails.
-func spawnIn(cfg helperConfig, made chan *memcg) (_ *warm, err error) {
-	taken := false
+// spawnIn is spawn with the armed thread a (nil: none) or the run's memory
+// cgroup to come on made (nil: none; it is passed back on made when spawnIn
+// fails).
+func spawnIn(cfg helperConfig, a *armed, made chan *memcg) (_ *warm, err error) {
+	taken, launched := false, false
 	defer func() {
 		if err != nil && taken {
 			made <- nil // discard removed it
 		}
+		if err != nil && a != nil && !launched {
+			a.disarm()
+		}
 	}()
+	if a != nil {
+		cfg.MemEvents = a.mcg.eventsFile()
+	}
 	msg, err := json.Marshal(cfg)
 	if err != nil || len(msg) > maxMsg {
 		return nil, invalid("the sandbox configuration is too large")
@@ -257,7 +273,13 @@ func spawnIn(cfg helperConfig, made chan *memcg) (_ *warm, err error) {
 	}
 	cmd := &proc{path: "/proc/self/exe", argv: []string{helperArg0}, env: []string{},
 		files: []*os.File{devnull, devnull, devnull, theirs, outW, errW, jail}, sys: helperAttr(cfg.Isolation, cfg.Net)}
-	c, err := launch(cmd)
+	var c *child
+	if a != nil {
+		c, err = launchOn(cmd, a)
+		launched = true
+	} else {
+		c, err = launch(cmd)
+	}
 	devnull.Close()
 	theirs.Close()
 	outW.Close()
@@ -270,8 +292,13 @@ func spawnIn(cfg helperConfig, made chan *memcg) (_ *warm, err error) {
 		return nil, nsStartError(cfg.Isolation, err)
 	}
 	w := &warm{c: c, ctl: ctl, fd: pair[0], outR: outR, errR: errR, ready: make(chan helperResult, 1), jail: jail}
-	w.mcg, taken = <-made, true
-	if w.mcg != nil {
+	if a != nil {
+		w.mcg = a.mcg
+	}
+	mv := <-made
+	taken = true
+	if mv != nil {
+		w.mcg = mv
 		cfg.MemEvents = w.mcg.eventsFile()
 		if msg, err = json.Marshal(cfg); err != nil || len(msg) > maxMsg {
 			w.discard()
@@ -282,8 +309,8 @@ func spawnIn(cfg helperConfig, made chan *memcg) (_ *warm, err error) {
 		w.discard()
 		return nil, result.Wrap(result.InternalError, errSetup+": the helper did not take its instructions", err)
 	}
-	if w.mcg != nil {
-		if err := w.mcg.add(c.cmd.p.Pid); err != nil {
+	if mv != nil {
+		if err := mv.add(c.cmd.p.Pid); err != nil {
 			w.discard()
 			return nil, result.Wrap(result.InternalError, errSetup+": the helper could not be put in its memory cgroup", err)
 		}
@@ -368,6 +395,7 @@ func (e *prepared) discard() {
 
 // DiscardPrepared ends every prepared helper (at shutdown).
 func DiscardPrepared() {
+	disarmIdle()
 	parked.Lock()
 	list := parked.list
 	parked.list = nil
@@ -421,6 +449,9 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 		if w, err = spawn(cfg); err != nil {
 			return out, err
 		}
+	}
+	if w.mcg == nil {
+		out.Confinement = withoutMemcg(out.Confinement, p.iso)
 	}
 	defer w.ctl.Close()
 	defer w.outR.Close()

@@ -29,8 +29,10 @@
 // exec until its rlimits are set, watches its tasks and memory, and ends
 // every process of it when it ends.
 //
-// Known limits, stated where they apply: total bytes written into the jail
-// are bounded per file only; with landlock isolation the host's paths can
+// Known limits, stated where they apply: the bytes written to disk are
+// bounded as bytes written, not space taken (Limits.DiskMB); without a
+// memory cgroup, pipe buffers count against no memory limit; with landlock
+// isolation the host's paths can
 // be probed (stat) and metadata changes are refused everywhere; off Linux,
 // and with landlock "off", the child runs as a plain child whose process
 // group is killed at the end ("required" refuses there).
@@ -125,9 +127,12 @@ const (
 
 // Limits bound one command. A zero field takes its default.
 type Limits struct {
-	// MemoryMB bounds memory: RLIMIT_DATA per process at 5/4 of it, and
-	// (namespaces) a watchdog over the resident memory of every process of
-	// the command, which ends them all when the sum passes MemoryMB.
+	// MemoryMB bounds memory: RLIMIT_DATA per process at 5/4 of it; a
+	// memory cgroup of the run where the server can make one (it charges
+	// tmpfs, socket and pipe buffers too, see memcg_linux.go); and a
+	// watchdog over the resident memory of every process of the command
+	// plus its /dev/shm and socket buffers (memwatch_linux.go), which ends
+	// them all when the sum passes MemoryMB.
 	MemoryMB int
 	// MaxProcesses bounds the tasks (processes and threads) of the command:
 	// RLIMIT_NPROC, counted in the command's own user namespace, plus the
