@@ -964,7 +964,7 @@ func TestAttackForgeOutcomeThroughInheritedDescriptor(t *testing.T) {
 const unprivilegedTests = "^(TestAttack|TestCommandHoldsNoCapabilities|TestNoGrandchild|TestGrandchildHoldingPipe|" +
 	"TestProxyMode|TestRunsDir|TestChildDiesWithServer|TestAllowedProgram|TestCannot|TestHomeIsPrivate|" +
 	"TestEnvironmentIsScrubbed|TestStdinIsDevNull|TestTimeout|TestConcurrentRun|TestNetworkDenialHolds|" +
-	"TestSCTP|TestNetworkAllowLetsConnect|TestMemoryCgroupOfARunIsRemoved)"
+	"TestSCTP|TestNetworkAllowLetsConnect|TestMemoryCgroup)"
 
 func TestAttacksUnprivileged(t *testing.T) {
 	if os.Getenv(boundaryUnprivEnv) != "" {

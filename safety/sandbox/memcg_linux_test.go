@@ -66,3 +66,22 @@ func TestMemoryCgroupOfARunIsRemoved(t *testing.T) {
 	}
 	t.Errorf("memory cgroups left after the runs: %v", left)
 }
+
+// Files a command writes pass through the page cache, which the memory
+// cgroup charges too: writing five times memory_mb of files (each under
+// max_file_mb, all under disk_mb) must not be taken for a memory hog, the
+// kernel reclaiming the written pages instead.
+func TestMemoryCgroupLetsWrittenFilesBeReclaimed(t *testing.T) {
+	t.Parallel()
+	bndEachIsolation(t, func(t *testing.T, iso Isolation) {
+		b := newBndBox(t, iso)
+		token := bndToken("diskhold")
+		s := b.py(t, "diskhold", "107", "3", token)
+		s.Limits = Limits{MaxFileMB: 4, MemoryMB: 64}
+		s.Timeout = 60 * time.Second
+		out, err := bndRunGuarded(t, s, token, 70*time.Second)
+		if err != nil || out.ExitCode != 0 || bndHeldMiB(b.stdout.String()) != 321 {
+			t.Errorf("%s: writing 321 MiB of files under memory_mb = 64: %v %+v\n%s", iso, err, out, b.transcript())
+		}
+	})
+}
