@@ -956,6 +956,50 @@ def cmd_sockhold(workers, cap_mb, *token):
         os.waitpid(pid, 0)
     done("sockhold")
 
+def cmd_pipehold(workers, cap_mb, *token):
+    # Pipe buffers, enlarged where the kernel lets them be: kernel memory in
+    # no resident set. Each worker reports "held W MiB" as it goes.
+    import fcntl
+    workers, cap = int(workers), (int(cap_mb) << 20) // int(workers)
+    kids = []
+    for w in range(workers):
+        pid = os.fork()
+        if pid:
+            kids.append(pid)
+            continue
+        held, last, pipes = 0, 0, []
+        chunk = b"\x01" * 65536
+        while held < cap:
+            try:
+                r, wr = os.pipe()
+            except OSError as e:
+                say("pipehold stopped", e)
+                break
+            pipes.append((r, wr))
+            try:
+                fcntl.fcntl(wr, 1031, 1 << 20)  # F_SETPIPE_SZ
+            except OSError:
+                pass
+            os.set_blocking(wr, False)
+            while held < cap:
+                try:
+                    held += os.write(wr, chunk)
+                except (BlockingIOError, InterruptedError):
+                    break
+                except OSError as e:
+                    say("pipehold write", e)
+                    break
+            if held - last >= (2 << 20):
+                say("held", w, held >> 20)
+                last = held
+                time.sleep(0.01)
+        say("held", w, held >> 20)
+        time.sleep(3)
+        os._exit(0)
+    for pid in kids:
+        os.waitpid(pid, 0)
+    done("pipehold")
+
 def cmd_shmhold(cap_mb, *token):
     # Pages of a tmpfs file: in no resident set until mapped.
     try:

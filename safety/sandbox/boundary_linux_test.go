@@ -1181,6 +1181,28 @@ func TestAttackHideMemoryInSocketBuffers(t *testing.T) {
 	})
 }
 
+// The command holds 3x memory_mb in pipe buffers, from four processes
+// (each process has at most max_open_files descriptors, and the kernel lets
+// an unprivileged user enlarge pipes only up to fs.pipe-user-pages-soft):
+// stopped near the limit and named "memory", by the memory cgroup (which
+// charges pipe buffers) or by the watchdog's count of the pipes held.
+func TestAttackHideMemoryInPipeBuffers(t *testing.T) {
+	t.Parallel()
+	bndEachIsolation(t, func(t *testing.T, iso Isolation) {
+		b := newBndBox(t, iso)
+		out, err, _, drop := bndHiddenMemory(t, b, "pipehold", "4", "192")
+		bndLimitCheck(t, b, out, err, LimitMemory)
+		t.Logf("%s: host MemAvailable fell by at most %d MiB (%s)", iso, drop, out.Confinement)
+		if strings.Contains(b.stdout.String(), "held 3 48") {
+			t.Errorf("%s: a worker held its whole share of 3x memory_mb in pipes\n%s", iso, b.transcript())
+		}
+		if drop > 3*64+128 {
+			t.Errorf("%s: the host's MemAvailable fell by %d MiB during the run (limit 64 MiB)", iso, drop)
+		}
+		bndStillServes(t, b)
+	})
+}
+
 // The command fills /dev/shm (tmpfs pages, in no resident set) with 3x
 // memory_mb. With namespaces isolation its private /dev/shm is counted by
 // the watchdog (and charged to the memory cgroup): stopped and named

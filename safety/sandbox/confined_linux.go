@@ -294,6 +294,7 @@ func spawnIn(cfg helperConfig, a *armed, made chan *memcg) (_ *warm, err error) 
 	w := &warm{c: c, ctl: ctl, fd: pair[0], outR: outR, errR: errR, ready: make(chan helperResult, 1), jail: jail}
 	if a != nil {
 		w.mcg = a.mcg
+		protect(c.cmd.p.Pid)
 	}
 	mv := <-made
 	taken = true
@@ -310,6 +311,7 @@ func spawnIn(cfg helperConfig, a *armed, made chan *memcg) (_ *warm, err error) 
 		return nil, result.Wrap(result.InternalError, errSetup+": the helper did not take its instructions", err)
 	}
 	if mv != nil {
+		protect(c.cmd.p.Pid)
 		if err := mv.add(c.cmd.p.Pid); err != nil {
 			w.discard()
 			return nil, result.Wrap(result.InternalError, errSetup+": the helper could not be put in its memory cgroup", err)
@@ -488,6 +490,7 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 		c.killGroup()
 		_, _ = c.reap()
 		if w.mcg != nil {
+			w.mcg.killAll()
 			w.mcg.remove()
 		}
 	}()

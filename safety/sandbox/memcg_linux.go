@@ -243,9 +243,12 @@ func (m *memcg) ooms() int64 {
 	return oomKills(data)
 }
 
-// oomKills reads the "oom_kill N" line of memory.oom_control (v1) or
-// memory.events (v2).
+// oomKills reads the OOM events of memory.oom_control (v1: the
+// "oom_kill" count, or 1 while "under_oom") or memory.events (v2: the
+// larger of "oom_kill" and "oom"). An OOM with no process the killer may
+// choose (every one at oom_score_adj -1000) kills nothing but is counted.
 func oomKills(data []byte) int64 {
+	var n int64
 	for len(data) > 0 {
 		line := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -253,12 +256,54 @@ func oomKills(data []byte) int64 {
 		} else {
 			data = nil
 		}
-		if v, ok := bytes.CutPrefix(line, []byte("oom_kill ")); ok {
-			n, _ := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
-			return n
+		name, v, ok := bytes.Cut(line, []byte(" "))
+		if !ok {
+			continue
+		}
+		switch string(name) {
+		case "oom_kill", "oom", "under_oom":
+			c, _ := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+			n = max(n, c)
 		}
 	}
-	return 0
+	return n
+}
+
+// killAll ends every process left in the group (a command's descendants
+// that outlived a helper killed by force, with landlock isolation), until
+// none is left or a second has passed.
+//
+// The server itself is listed too while the armed thread that started the
+// helper is in the group: it is never signalled.
+func (m *memcg) killAll() {
+	self := os.Getpid()
+	for i := 0; i < 100; i++ {
+		data, err := os.ReadFile(filepath.Join(m.dir, "cgroup.procs"))
+		if err != nil {
+			return
+		}
+		left := 0
+		for _, f := range strings.Fields(string(data)) {
+			if pid, err := strconv.Atoi(f); err == nil && pid > 0 && pid != self {
+				_ = unix.Kill(pid, unix.SIGKILL)
+				left++
+			}
+		}
+		if left == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// protect keeps the OOM killer off the helper pid (oom_score_adj -1000; the
+// server is root where it makes memory cgroups): were it chosen, its
+// command would lose its supervisor. The helper sets each command back to
+// 1000 (limitStopped), so that the command is the one chosen; a command
+// that lowers its own score again can at worst make the group's OOM kill
+// nothing, which the helper sees (oomKills) and ends the command for.
+func protect(pid int) {
+	_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("-1000"), 0)
 }
 
 // remove deletes the group once its processes are gone (they may take a
@@ -287,9 +332,9 @@ func memoryMechanism(iso Isolation, _ NetMode) string {
 
 func watchdogMechanism(iso Isolation) string {
 	if iso == IsolationNamespaces {
-		return "memory: watchdog (rss+shm+sockets)"
+		return "memory: watchdog (rss+shm+sockets+pipes)"
 	}
-	return "memory: watchdog (rss+sockets)"
+	return "memory: watchdog (rss+sockets+pipes)"
 }
 
 // withoutMemcg is the confinement string conf of a run that got no memory
@@ -308,6 +353,11 @@ func withoutMemcg(conf string, iso Isolation) string {
 // itself (it is charged to the group too, and its death ends the command
 // with it) answered nothing: the run was then stopped by the memory limit.
 func (m *memcg) settle(r helperResult) helperResult {
+	if !r.Started && r.SetupCode == result.InternalError {
+		// The helper died without answering: with landlock isolation
+		// its command's processes outlive it, but not its group.
+		m.killAll()
+	}
 	if m.ooms() > 0 {
 		if !r.Started && r.SetupCode == result.InternalError {
 			r = helperResult{Started: true, ExitCode: -1, Signal: "SIGKILL"}

@@ -31,11 +31,14 @@ import (
 //     message (SCM_RIGHTS) and closed is held by no process: not counted;
 //   - memfd and System V shared memory: refused by the seccomp filter.
 //
-// Not counted without a memory cgroup: pipe buffers (each pipe holds at most
-// 64 KiB, and once the user's pipes hold pipe-user-pages-soft pages, 2
-// pages; fds are bounded by max_open_files per process), and sockets in
-// flight in another socket's queue (see above). A memory cgroup
-// (memcg_linux.go) charges all of these.
+//   - pipes: every pipe a process of the command holds counts pipeBytes.
+//
+// The descriptor links are read every tick while the command holds fewer
+// than scanCheap descriptors, every scanEvery ticks past that.
+//
+// Not counted without a memory cgroup: sockets in flight in another
+// socket's queue (see above), and pipe buffers past pipeBytes. A memory
+// cgroup (memcg_linux.go) charges all of these.
 
 // scanEvery is how many watchdog ticks pass between two scans of the
 // command's descriptors (host network namespace only) once it holds many.
@@ -55,7 +58,8 @@ type memWatch struct {
 	inet   bool // the command can have TCP and UDP sockets
 	events int  // the memory cgroup's oom_kill counter file, or -1
 	buf    []byte
-	inodes map[uint32]bool // the command's sockets (scan)
+	inodes map[uint32]bool // the command's sockets
+	pipes  map[string]bool // the command's pipes, by inode
 	socks  int64           // their memory at the last scan, bytes
 	links  int             // the descriptor links read by the last scan
 	tcp    int64           // TCP socket memory at the last TCP dump, bytes
@@ -65,7 +69,7 @@ type memWatch struct {
 // newMemWatch prepares the counting for cfg; the helper calls it during its
 // setup, in the command's namespaces, before the view hides the cgroup file.
 func newMemWatch(cfg *helperConfig) *memWatch {
-	w := &memWatch{diag: -1, events: -1}
+	w := &memWatch{diag: -1, events: -1, inodes: map[uint32]bool{}, pipes: map[string]bool{}}
 	if cfg.MemEvents != "" {
 		if fd, err := unix.Open(cfg.MemEvents, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
 			w.events = fd
@@ -79,7 +83,6 @@ func newMemWatch(cfg *helperConfig) *memWatch {
 	if fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG); err == nil {
 		w.diag = fd
 		w.buf = make([]byte, 32<<10)
-		w.inodes = map[uint32]bool{}
 	}
 	return w
 }
@@ -97,7 +100,7 @@ func (w *memWatch) oomKilled() bool {
 
 // hiddenKB is the memory, in KiB, that the command (whose processes are
 // pids) holds outside any resident set and the watchdog can see: its
-// /dev/shm and its sockets.
+// /dev/shm, its sockets and its pipes.
 func (w *memWatch) hiddenKB(pids []int) int64 {
 	if w == nil {
 		return 0
@@ -110,9 +113,10 @@ func (w *memWatch) hiddenKB(pids []int) int64 {
 			total += int64(st.Blocks-st.Bfree) * st.Bsize
 		}
 	}
-	if w.diag >= 0 && (!w.scan || w.links < scanCheap || w.tick%scanEvery == 1) {
+	if w.links < scanCheap || w.tick%scanEvery == 1 {
+		nsock := w.scanDescriptors(pids)
 		w.socks = 0
-		if !w.scan || w.commandSockets(pids) > 0 {
+		if w.diag >= 0 && (!w.scan || nsock > 0) {
 			w.socks = w.unixSockets()
 			tcp, udp := false, false
 			if w.inet {
@@ -130,7 +134,7 @@ func (w *memWatch) hiddenKB(pids []int) int64 {
 			w.socks += w.tcp
 		}
 	}
-	return (total + w.socks) >> 10
+	return (total + w.socks + int64(len(w.pipes))*pipeBytes) >> 10
 }
 
 // inetInUse reports whether any TCP or UDP socket (IPv4 or IPv6) is in
@@ -161,10 +165,19 @@ func inetInUse() (tcp, udp bool) {
 	return tcp, udp
 }
 
-// commandSockets collects in w.inodes the inodes of the sockets the
-// processes pids hold, and returns how many there are.
-func (w *memWatch) commandSockets(pids []int) int {
+// pipeBytes is what each pipe the command holds counts for: the default
+// capacity (16 pages), the most a pipe holds unless enlarged. A pipe holds
+// 2 pages once its user's pipes hold fs.pipe-user-pages-soft pages (64 MiB),
+// and past that an unprivileged user cannot enlarge one: the count is over
+// by up to 56 KiB a pipe beyond that, under by at most that 64 MiB.
+const pipeBytes = 64 << 10
+
+// scanDescriptors collects, from the descriptor links of the processes
+// pids, the inodes of their sockets (w.inodes) and of their pipes
+// (w.pipes), and returns how many sockets there are.
+func (w *memWatch) scanDescriptors(pids []int) int {
 	clear(w.inodes)
+	clear(w.pipes)
 	w.links = 0
 	link := make([]byte, 64)
 	for _, pid := range pids {
@@ -186,6 +199,8 @@ func (w *memWatch) commandSockets(pids []int) int {
 				if ino, err := strconv.ParseUint(strings.TrimSuffix(v, "]"), 10, 32); err == nil {
 					w.inodes[uint32(ino)] = true
 				}
+			} else if v, ok := strings.CutPrefix(l, "pipe:["); ok {
+				w.pipes[v] = true
 			}
 		}
 		d.Close()

@@ -31,9 +31,9 @@
 //
 // Known limits, stated where they apply: the bytes written to disk are
 // bounded as bytes written, not space taken (Limits.DiskMB); without a
-// memory cgroup, pipe buffers count against no memory limit; with landlock
-// isolation the host's paths can
-// be probed (stat) and metadata changes are refused everywhere; off Linux,
+// memory cgroup, pipe buffers count at their default capacity, and a socket
+// or pipe passed away and closed not at all; with landlock isolation the
+// host's paths can be probed (stat) and metadata changes are refused everywhere; off Linux,
 // and with landlock "off", the child runs as a plain child whose process
 // group is killed at the end ("required" refuses there).
 package sandbox
@@ -131,7 +131,7 @@ type Limits struct {
 	// memory cgroup of the run where the server can make one (it charges
 	// tmpfs, socket and pipe buffers too, see memcg_linux.go); and a
 	// watchdog over the resident memory of every process of the command
-	// plus its /dev/shm and socket buffers (memwatch_linux.go), which ends
+	// plus its /dev/shm, socket buffers and pipes (memwatch_linux.go), which ends
 	// them all when the sum passes MemoryMB.
 	MemoryMB int
 	// MaxProcesses bounds the tasks (processes and threads) of the command:

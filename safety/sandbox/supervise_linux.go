@@ -233,6 +233,11 @@ func (h *helper) limitStopped(pid int) error {
 			return failf(result.InternalError, errSetup+": a limit could not be set")
 		}
 	}
+	// The command, not the helper, is the one the OOM killer of the run's
+	// memory cgroup chooses (see protect).
+	if h.cfg.MemEvents != "" {
+		_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("1000"), 0)
+	}
 	if err := unix.PtraceDetach(pid); err != nil {
 		return failf(result.InternalError, errSetup+": the command could not be released")
 	}
