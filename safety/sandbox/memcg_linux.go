@@ -54,9 +54,6 @@ var memcgProbe struct {
 	parent string // the directory under which run groups are made
 }
 
-// memcgDisabled turns the memory cgroup off (tests of the watchdog).
-var memcgDisabled atomic.Bool
-
 // memcgAvailable reports which memory cgroup mechanism the server can use,
 // and where, probing once: the server's own cgroup (from /proc/self/cgroup)
 // must be writable, and for v2 have the memory controller enabled for its
@@ -68,9 +65,6 @@ func memcgAvailable() (memcgKind, string) {
 			sweepMemcgs(memcgProbe.parent)
 		}
 	})
-	if memcgDisabled.Load() {
-		return memcgNone, ""
-	}
 	return memcgProbe.kind, memcgProbe.parent
 }
 
