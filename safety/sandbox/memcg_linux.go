@@ -56,8 +56,9 @@ var memcgProbe struct {
 
 // memcgAvailable reports which memory cgroup mechanism the server can use,
 // and where, probing once: the server's own cgroup (from /proc/self/cgroup)
-// must be writable, and for v2 have the memory controller enabled for its
-// children.
+// must be writable, and for v2 (where its parent will do too) have the
+// memory controller enabled for its children. Untested on this project's
+// machines, whose cgroup v2 hierarchy has no controllers.
 func memcgAvailable() (memcgKind, string) {
 	memcgProbe.once.Do(func() {
 		memcgProbe.kind, memcgProbe.parent = probeMemcg()
@@ -89,13 +90,21 @@ func probeMemcg() (memcgKind, string) {
 		}
 	}
 	if v2 != "" {
+		// The server's own cgroup, or its parent: a process cannot sit in
+		// a cgroup v2 that enables controllers for its children, so a
+		// delegated unit usually moves itself into a leaf of its cgroup.
 		for _, mnt := range cgroup2Mounts() {
-			dir := filepath.Join(mnt, v2)
-			ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
-			if err != nil || !hasWord(ctl, "memory") || unix.Access(dir, unix.W_OK) != nil {
-				continue
+			own := filepath.Join(mnt, v2)
+			for _, dir := range []string{own, filepath.Dir(own)} {
+				if dir != mnt && !strings.HasPrefix(dir, mnt+"/") {
+					continue
+				}
+				ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+				if err != nil || !hasWord(ctl, "memory") || unix.Access(dir, unix.W_OK) != nil {
+					continue
+				}
+				return memcgV2, dir
 			}
-			return memcgV2, dir
 		}
 	}
 	if v1 != "" {
