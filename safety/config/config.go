@@ -169,9 +169,13 @@ type TerminalLimits struct {
 	// (1..16 MiB, default 65536); output past the cap is drained, not kept.
 	MaxOutputBytes int `toml:"max_output_bytes" json:"max_output_bytes"`
 	// MemoryMB bounds the memory of one command in MiB (16..65536,
-	// default 2048; 0 means the default), enforced by RLIMIT_DATA per
-	// process (5/4 of it) plus a watchdog over the total resident memory
-	// of all the command's processes. A command it stops reports
+	// default 2048; 0 means the default): all it pins, resident or not.
+	// Enforced by RLIMIT_DATA per process (5/4 of it), a memory cgroup of
+	// the run where the server can create one (root on cgroup v1, or a
+	// delegated cgroup v2 subtree: it charges tmpfs, socket and pipe
+	// buffers too), and a watchdog over the total resident memory of all
+	// the command's processes plus its /dev/shm and (isolation
+	// "namespaces") its socket buffers. A command it stops reports
 	// detail.limit = "memory".
 	MemoryMB int `toml:"memory_mb" json:"memory_mb"`
 	// MaxProcesses bounds the tasks (processes and threads together) of one
@@ -208,6 +212,13 @@ type TerminalLimits struct {
 	// it, or one that waited timeout_seconds without a slot, runs nothing
 	// and is refused with LIMIT_EXCEEDED and detail.limit = "concurrency".
 	MaxQueued int `toml:"max_queued" json:"max_queued"`
+	// DiskMB bounds what one command writes to files in MiB: the jail,
+	// its private HOME and TMPDIR and the caches together (1..1048576,
+	// default 10240; 0 means the default). A watchdog sums the bytes its
+	// processes wrote (the kernel's write_bytes, less what was removed
+	// before reaching the disk) and ends them all past it; a file rewritten
+	// counts each time. A command it stops reports detail.limit = "disk".
+	DiskMB int `toml:"disk_mb" json:"disk_mb"`
 }
 
 // TerminalSandbox configures kernel confinement.

@@ -81,6 +81,7 @@ func terminalSettings(t Terminal, set func(k, format string, a ...any)) {
 		{"max_open_files", t.Limits.MaxOpenFiles, l.MaxOpenFiles, " descriptors per process"},
 		{"max_concurrent", t.Limits.MaxConcurrent, l.MaxConcurrent, " commands at once"},
 		{"max_queued", t.Limits.MaxQueued, l.MaxQueued, " calls waiting"},
+		{"disk_mb", t.Limits.DiskMB, l.DiskMB, " MiB written"},
 	} {
 		v := fmt.Sprintf("%d%s", c.eff, c.unit)
 		if c.set == 0 {

@@ -98,6 +98,9 @@ const (
 	DefaultMaxQueued = 8
 	MaxQueuedMin     = 1
 	MaxQueuedMax     = 1024
+	DefaultDiskMB    = sandbox.DefaultDiskMB
+	DiskMBMin        = 1
+	DiskMBMax        = 1048576
 )
 
 // sandboxNeeds is why the sandbox profile needs the full kernel boundary.
@@ -136,6 +139,7 @@ func (l TerminalLimits) WithDefaults() TerminalLimits {
 	def(&l.MaxOpenFiles, DefaultMaxOpenFiles)
 	def(&l.MaxConcurrent, DefaultMaxConcurrent)
 	def(&l.MaxQueued, DefaultMaxQueued)
+	def(&l.DiskMB, DefaultDiskMB)
 	return l
 }
 
@@ -158,6 +162,7 @@ func (l TerminalLimits) bounds() []limitBounds {
 		{"max_open_files", l.MaxOpenFiles, MaxOpenFilesMin, MaxOpenFilesMax, DefaultMaxOpenFiles, "descriptors"},
 		{"max_concurrent", l.MaxConcurrent, MaxConcurrentMin, MaxConcurrentMax, DefaultMaxConcurrent, "commands"},
 		{"max_queued", l.MaxQueued, MaxQueuedMin, MaxQueuedMax, DefaultMaxQueued, "calls"},
+		{"disk_mb", l.DiskMB, DiskMBMin, DiskMBMax, DefaultDiskMB, "MiB"},
 	}
 }
 

@@ -172,7 +172,7 @@ func (t Terminal) Runtime(jailRoot string, stateBase func() (string, error)) (Te
 	r.Timeout, r.MaxOutputBytes = time.Duration(lim.TimeoutSeconds)*time.Second, lim.MaxOutputBytes
 	r.MaxConcurrent, r.MaxQueued, r.RawOutput = lim.MaxConcurrent, lim.MaxQueued, t.RawOutput
 	r.Limits = sandbox.Limits{MemoryMB: lim.MemoryMB, MaxProcesses: lim.MaxProcesses, CPUSeconds: lim.CPUSeconds,
-		MaxFileMB: lim.MaxFileMB, MaxOpenFiles: lim.MaxOpenFiles}
+		MaxFileMB: lim.MaxFileMB, MaxOpenFiles: lim.MaxOpenFiles, DiskMB: lim.DiskMB}
 	var err error
 	if r.StateDir, err = t.stateDir(jailRoot, stateBase); err != nil {
 		return r, err

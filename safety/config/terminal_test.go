@@ -39,11 +39,11 @@ func TestTerminalDefaults(t *testing.T) {
 		t.Errorf("defaults: isolation %q network %q landlock %q", s.EffectiveIsolation(), s.EffectiveNetwork(), s.EffectiveLandlock())
 	}
 	want := TerminalLimits{TimeoutSeconds: 30, MaxOutputBytes: 65536, MemoryMB: 2048, MaxProcesses: 1024,
-		CPUSeconds: 600, MaxFileMB: 1024, MaxOpenFiles: 1024, MaxConcurrent: 2, MaxQueued: 8}
+		CPUSeconds: 600, MaxFileMB: 1024, MaxOpenFiles: 1024, MaxConcurrent: 2, MaxQueued: 8, DiskMB: 10240}
 	if got := term.Limits.WithDefaults(); got != want {
 		t.Errorf("WithDefaults() = %+v, want %+v", got, want)
 	}
-	set := TerminalLimits{TimeoutSeconds: 5, MaxOutputBytes: 10, MemoryMB: 64, MaxProcesses: 8, CPUSeconds: 1, MaxFileMB: 1, MaxOpenFiles: 16, MaxConcurrent: 1, MaxQueued: 1}
+	set := TerminalLimits{TimeoutSeconds: 5, MaxOutputBytes: 10, MemoryMB: 64, MaxProcesses: 8, CPUSeconds: 1, MaxFileMB: 1, MaxOpenFiles: 16, MaxConcurrent: 1, MaxQueued: 1, DiskMB: 1}
 	if got := set.WithDefaults(); got != set {
 		t.Errorf("WithDefaults changed set values: %+v", got)
 	}
@@ -59,6 +59,7 @@ max_processes = 8
 cpu_seconds = 86400
 max_file_mb = 1
 max_open_files = 1048576
+disk_mb = 1048576
 [terminal.sandbox]
 isolation = "namespaces"
 landlock = "required"
@@ -70,7 +71,7 @@ caches = ["go", "npm", "pip", "cargo"]
 		t.Fatal(err)
 	}
 	term := pol.Terminal
-	if !term.Sandboxed() || term.Limits.MemoryMB != 65536 || term.Limits.MaxProcesses != 8 || len(term.Sandbox.Caches) != 4 {
+	if !term.Sandboxed() || term.Limits.MemoryMB != 65536 || term.Limits.MaxProcesses != 8 || term.Limits.DiskMB != 1048576 || len(term.Sandbox.Caches) != 4 {
 		t.Errorf("keys not read: %+v", term)
 	}
 	if got := strings.Join(term.Sandbox.AllowedHosts, " "); got != "example.com *.example.org localhost 192.0.2.7" {
@@ -124,6 +125,7 @@ func TestLimitOutOfRangeIsFatal(t *testing.T) {
 		{"max_open_files", 16, 1048576},
 		{"max_concurrent", 1, 64},
 		{"max_queued", 1, 1024},
+		{"disk_mb", 1, 1048576},
 	} {
 		for _, v := range []int{-1, c.min - 1, c.max + 1} {
 			if v == 0 {
@@ -264,6 +266,7 @@ func TestCheckShowsProfileIsolationNetworkCachesAndLimits(t *testing.T) {
 		"terminal.limits.max_concurrent":   "2 commands at once (default)",
 		"terminal.limits.max_queued":       "8 calls waiting (default)",
 		"terminal.raw_output":              "false (default)",
+		"terminal.limits.disk_mb":          "10240 MiB written (default)",
 	} {
 		if !strings.HasPrefix(got[k], want) {
 			t.Errorf("%s = %q, want %q", k, got[k], want)

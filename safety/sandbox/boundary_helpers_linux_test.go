@@ -915,6 +915,123 @@ def cmd_memfd(cap_mb, *token):
     say("memfd held", len(fds) * 2, "MiB")
     done("memfd")
 
+def cmd_sockhold(workers, cap_mb, *token):
+    # Socket-pair buffers, both ways: kernel memory in no resident set.
+    # Each worker reports "held W MiB" as it goes.
+    workers, cap = int(workers), (int(cap_mb) << 20) // int(workers)
+    kids = []
+    for w in range(workers):
+        pid = os.fork()
+        if pid:
+            kids.append(pid)
+            continue
+        held, last, pairs = 0, 0, []
+        chunk = b"\x01" * 65536
+        while held < cap:
+            try:
+                pair = socket.socketpair()
+            except OSError as e:
+                say("sockhold stopped", e)
+                break
+            pairs.append(pair)
+            for s in pair:
+                s.setblocking(False)
+                while held < cap:
+                    try:
+                        held += s.send(chunk)
+                    except (BlockingIOError, InterruptedError):
+                        break
+                    except OSError as e:
+                        say("sockhold send", e)
+                        time.sleep(0.05)
+                        break
+            if held - last >= (2 << 20):
+                say("held", w, held >> 20)
+                last = held
+                time.sleep(0.01)
+        say("held", w, held >> 20)
+        time.sleep(3)
+        os._exit(0)
+    for pid in kids:
+        os.waitpid(pid, 0)
+    done("sockhold")
+
+def cmd_pipehold(workers, cap_mb, *token):
+    # Pipe buffers, enlarged where the kernel lets them be: kernel memory in
+    # no resident set. Each worker reports "held W MiB" as it goes.
+    import fcntl
+    workers, cap = int(workers), (int(cap_mb) << 20) // int(workers)
+    kids = []
+    for w in range(workers):
+        pid = os.fork()
+        if pid:
+            kids.append(pid)
+            continue
+        held, last, pipes = 0, 0, []
+        chunk = b"\x01" * 65536
+        while held < cap:
+            try:
+                r, wr = os.pipe()
+            except OSError as e:
+                say("pipehold stopped", e)
+                break
+            pipes.append((r, wr))
+            try:
+                fcntl.fcntl(wr, 1031, 1 << 20)  # F_SETPIPE_SZ
+            except OSError:
+                pass
+            os.set_blocking(wr, False)
+            while held < cap:
+                try:
+                    held += os.write(wr, chunk)
+                except (BlockingIOError, InterruptedError):
+                    break
+                except OSError as e:
+                    say("pipehold write", e)
+                    break
+            if held - last >= (2 << 20):
+                say("held", w, held >> 20)
+                last = held
+                time.sleep(0.01)
+        say("held", w, held >> 20)
+        time.sleep(3)
+        os._exit(0)
+    for pid in kids:
+        os.waitpid(pid, 0)
+    done("pipehold")
+
+def cmd_shmhold(cap_mb, *token):
+    # Pages of a tmpfs file: in no resident set until mapped.
+    try:
+        fd = os.open("/dev/shm/hold", os.O_CREAT | os.O_WRONLY, 0o600)
+    except OSError as e:
+        say("shmhold refused", e)
+        return
+    chunk = b"\x01" * (1 << 20)
+    for i in range(int(cap_mb)):
+        try:
+            os.write(fd, chunk)
+        except OSError as e:
+            say("shmhold write", e)
+            break
+        if i % 2 == 1:
+            say("held", 0, i + 1)
+            time.sleep(0.01)
+    time.sleep(3)
+    done("shmhold")
+
+def cmd_diskhold(files, mb, *token):
+    # Many files, each under max_file_mb.
+    chunk = b"\x01" * (1 << 20)
+    for i in range(int(files)):
+        with open("fill%03d" % i, "wb") as f:
+            for _ in range(int(mb)):
+                f.write(chunk)
+                f.flush()
+                time.sleep(0.002)
+        say("held", 0, (i + 1) * int(mb))
+    done("diskhold")
+
 def cmd_fill(path, mb, *token):
     with open(path, "wb") as f:
         for _ in range(int(mb)):

@@ -61,6 +61,10 @@ type helperConfig struct {
 	// Probe asks the helper to answer at once: Preflight's check that the
 	// namespaces can be created at all.
 	Probe bool `json:"probe,omitempty"`
+	// MemEvents is the oom_kill counter file of the run's memory cgroup
+	// (memcg_linux.go), empty when none applies. It is set by spawn, not
+	// part of what a prepared helper is matched by.
+	MemEvents string `json:"mem_events,omitempty"`
 }
 
 // helperRun is the second message: the command itself.
@@ -196,6 +200,7 @@ type warm struct {
 	outR, errR *os.File
 	ready      chan helperResult
 	jail       *os.File
+	mcg        *memcg // the run's memory cgroup, nil where none applies
 }
 
 // discard ends a helper that will not be used.
@@ -207,10 +212,55 @@ func (w *warm) discard() {
 	w.outR.Close()
 	w.errR.Close()
 	w.jail.Close()
+	if w.mcg != nil {
+		w.mcg.remove()
+	}
 }
 
 // spawn starts a helper and hands it the static instructions.
+//
+// The run's memory cgroup (memcg_linux.go), where one applies: on cgroup
+// v1 the helper is born in it, started from an armed thread; on cgroup v2,
+// or with no armed thread ready, the group is made while the helper starts
+// and the helper moved into it while it builds its view. Either way the
+// command starts only once spawn has returned.
 func spawn(cfg helperConfig) (*warm, error) {
+	var a *armed
+	made := make(chan *memcg, 1)
+	kind, _ := memcgAvailable()
+	if kind == memcgV1 {
+		a = takeArmed(cfg.Limits.MemoryMB)
+	}
+	if kind != memcgNone && a == nil {
+		go func() { made <- newMemcg(cfg.Limits.MemoryMB) }()
+	} else {
+		made <- nil
+	}
+	w, err := spawnIn(cfg, a, made)
+	if err != nil {
+		if mcg := <-made; mcg != nil {
+			mcg.remove()
+		}
+	}
+	return w, err
+}
+
+// spawnIn is spawn with the armed thread a (nil: none) or the run's memory
+// cgroup to come on made (nil: none; it is passed back on made when spawnIn
+// fails).
+func spawnIn(cfg helperConfig, a *armed, made chan *memcg) (_ *warm, err error) {
+	taken, launched := false, false
+	defer func() {
+		if err != nil && taken {
+			made <- nil // discard removed it
+		}
+		if err != nil && a != nil && !launched {
+			a.disarm()
+		}
+	}()
+	if a != nil {
+		cfg.MemEvents = a.mcg.eventsFile()
+	}
 	trees, err := idmappedTrees(&cfg)
 	if err != nil {
 		return nil, err
@@ -256,7 +306,13 @@ func spawn(cfg helperConfig) (*warm, error) {
 	cmd := &proc{path: "/proc/self/exe", argv: []string{helperArg0}, env: []string{},
 		files: append([]*os.File{devnull, devnull, devnull, theirs, outW, errW, jail}, trees...),
 		sys:   helperAttr(cfg.Isolation, cfg.Net, cfg.RunAs)}
-	c, err := launch(cmd)
+	var c *child
+	if a != nil {
+		c, err = launchOn(cmd, a)
+		launched = true
+	} else {
+		c, err = launch(cmd)
+	}
 	devnull.Close()
 	theirs.Close()
 	outW.Close()
@@ -269,9 +325,30 @@ func spawn(cfg helperConfig) (*warm, error) {
 		return nil, nsStartError(cfg.Isolation, err)
 	}
 	w := &warm{c: c, ctl: ctl, fd: pair[0], outR: outR, errR: errR, ready: make(chan helperResult, 1), jail: jail}
+	if a != nil {
+		w.mcg = a.mcg
+		shieldFromOOM(c.cmd.p.Pid)
+	}
+	mv := <-made
+	taken = true
+	if mv != nil {
+		w.mcg = mv
+		cfg.MemEvents = w.mcg.eventsFile()
+		if msg, err = json.Marshal(cfg); err != nil || len(msg) > maxMsg {
+			w.discard()
+			return nil, invalid("the sandbox configuration is too large")
+		}
+	}
 	if _, err := unix.Write(pair[0], msg); err != nil {
 		w.discard()
 		return nil, result.Wrap(result.InternalError, errSetup+": the helper did not take its instructions", err)
+	}
+	if mv != nil {
+		shieldFromOOM(c.cmd.p.Pid)
+		if err := mv.add(c.cmd.p.Pid); err != nil {
+			w.discard()
+			return nil, result.Wrap(result.InternalError, errSetup+": the helper could not be put in its memory cgroup", err)
+		}
 	}
 	go func() { w.ready <- w.answer() }()
 	return w, nil
@@ -356,6 +433,7 @@ func (e *prepared) discard() {
 
 // DiscardPrepared ends every prepared helper (at shutdown).
 func DiscardPrepared() {
+	disarmIdle()
 	parked.Lock()
 	list := parked.list
 	parked.list = nil
@@ -417,6 +495,9 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 			return out, err
 		}
 	}
+	if w.mcg == nil {
+		out.Confinement = withoutMemcg(out.Confinement, p.iso)
+	}
 	defer w.ctl.Close()
 	defer w.outR.Close()
 	defer w.errR.Close()
@@ -444,10 +525,17 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 	// and reaped (it answers only after wait4 found nothing left); the
 	// helper's own exit, which tears down its namespaces, is collected in
 	// the background.
+	if w.mcg != nil {
+		r = w.mcg.settle(r)
+	}
 	go func() {
 		<-c.exited
 		c.killGroup()
 		_, _ = c.reap()
+		if w.mcg != nil {
+			w.mcg.killAll()
+			w.mcg.remove()
+		}
 	}()
 	out.Duration = time.Since(start)
 	finishDrain(w.outR, w.errR, copied)

@@ -102,6 +102,7 @@ type helper struct {
 	proxyFD   int
 	peakTasks int
 	peakRSSKB int64
+	mem       *memWatch // memory outside resident sets (memwatch_linux.go)
 }
 
 // setupFail is a setup error carried to the server.
@@ -130,6 +131,7 @@ func (h *helper) setLimit(l string) {
 // arrives.
 func (h *helper) setup() (*forker, error) {
 	cfg := &h.cfg
+	h.mem = newMemWatch(cfg) // before the view hides the memory cgroup
 	if cfg.Isolation == IsolationNamespaces {
 		counters, err := openCounters(cfg.Counters)
 		if err != nil {
@@ -588,7 +590,7 @@ func (h *helper) buildDev(dev string, devs map[string]int) error {
 	}
 	shm := filepath.Join(dev, "shm")
 	if err := os.Mkdir(shm, 0o1777); err == nil {
-		_ = unix.Mount("tmpfs", shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=1777,size=%dm", max(16, h.cfg.Limits.MemoryMB/4)))
+		_ = unix.Mount("tmpfs", shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=1777,size=%dm", max(16, h.cfg.Limits.MemoryMB)))
 	}
 	return nil
 }

@@ -34,9 +34,11 @@
 // exec until its rlimits are set, watches its tasks and memory, and ends
 // every process of it when it ends.
 //
-// Known limits, stated where they apply: total bytes written into the jail
-// are bounded per file only; with landlock isolation the host's paths can
-// be probed (stat) and metadata changes are refused everywhere; off Linux,
+// Known limits, stated where they apply: the bytes written to disk are
+// bounded as bytes written, not space taken (Limits.DiskMB); without a
+// memory cgroup, pipe buffers count at their default capacity, and a socket
+// or pipe passed away and closed not at all; with landlock isolation the
+// host's paths can be probed (stat) and metadata changes are refused everywhere; off Linux,
 // and with landlock "off", the child runs as a plain child whose process
 // group is killed at the end ("required" refuses there).
 package sandbox
@@ -133,9 +135,12 @@ const (
 
 // Limits bound one command. A zero field takes its default.
 type Limits struct {
-	// MemoryMB bounds memory: RLIMIT_DATA per process at 5/4 of it, and
-	// (namespaces) a watchdog over the resident memory of every process of
-	// the command, which ends them all when the sum passes MemoryMB.
+	// MemoryMB bounds memory: RLIMIT_DATA per process at 5/4 of it; a
+	// memory cgroup of the run where the server can make one (it charges
+	// tmpfs, socket and pipe buffers too, see memcg_linux.go); and a
+	// watchdog over the resident memory of every process of the command
+	// plus its /dev/shm, socket buffers and pipes (memwatch_linux.go), which ends
+	// them all when the sum passes MemoryMB.
 	MemoryMB int
 	// MaxProcesses bounds the tasks (processes and threads) of the command:
 	// RLIMIT_NPROC, counted in the command's own user namespace, plus the
@@ -149,6 +154,11 @@ type Limits struct {
 	MaxFileMB int
 	// MaxOpenFiles is RLIMIT_NOFILE per process.
 	MaxOpenFiles int
+	// DiskMB bounds the bytes the command's processes write to files (the
+	// jail, HOME, TMPDIR, the caches), less what they remove while it is
+	// still in the page cache; the watchdog ends them all past it (see
+	// disk_linux.go for what it over- and under-counts).
+	DiskMB int
 }
 
 // Default limits, used for zero fields of Limits.
@@ -158,6 +168,7 @@ const (
 	DefaultCPUSeconds   = 600
 	DefaultMaxFileMB    = 1024
 	DefaultMaxOpenFiles = 1024
+	DefaultDiskMB       = 10240
 )
 
 func (l Limits) withDefaults() Limits {
@@ -171,6 +182,7 @@ func (l Limits) withDefaults() Limits {
 	def(&l.CPUSeconds, DefaultCPUSeconds)
 	def(&l.MaxFileMB, DefaultMaxFileMB)
 	def(&l.MaxOpenFiles, DefaultMaxOpenFiles)
+	def(&l.DiskMB, DefaultDiskMB)
 	return l
 }
 
@@ -182,6 +194,7 @@ const (
 	LimitFileSize  = "file_size"
 	LimitOpenFiles = "open_files"
 	LimitTimeout   = "timeout"
+	LimitDisk      = "disk"
 )
 
 // Spec is one run: what to execute, where, and under which confinement.
@@ -280,8 +293,9 @@ type Outcome struct {
 	// CPUTime is the user+system time of the command's processes that
 	// were reaped (namespaces: all of them).
 	CPUTime time.Duration
-	// PeakTasks and PeakRSSKB are the largest task count and total resident
-	// memory of the command's processes that the watchdog saw.
+	// PeakTasks and PeakRSSKB are the largest task count and total memory
+	// of the command's processes that the watchdog saw: resident memory plus
+	// what it counts outside resident sets (/dev/shm, socket buffers).
 	PeakTasks int
 	PeakRSSKB int64
 	// Protected lists each protected path the command created, changed,
@@ -450,7 +464,8 @@ func describe(abi int, iso Isolation, net NetMode) string {
 	} else if filterAvailable() {
 		b.WriteString("; no inotify/fanotify (no user namespace to cap them)")
 	}
-	b.WriteString("; no capabilities; rlimits+watchdog")
+	b.WriteString("; no capabilities; rlimits+watchdog; ")
+	b.WriteString(memoryMechanism(iso, net))
 	return b.String()
 }
 
@@ -522,7 +537,7 @@ func (s *Spec) validateStatic() error {
 		return invalid("network = proxy needs the absolute path of the proxy's socket")
 	}
 	l := s.Limits
-	if l.MemoryMB < 0 || l.MaxProcesses < 0 || l.CPUSeconds < 0 || l.MaxFileMB < 0 || l.MaxOpenFiles < 0 {
+	if l.MemoryMB < 0 || l.MaxProcesses < 0 || l.CPUSeconds < 0 || l.MaxFileMB < 0 || l.MaxOpenFiles < 0 || l.DiskMB < 0 {
 		return invalid("a limit is negative")
 	}
 	return nil
@@ -632,6 +647,8 @@ func limitError(limit string, l Limits, timeout time.Duration) error {
 		what, key = fmt.Sprintf("tried to write a file larger than %d MiB", l.MaxFileMB), "max_file_mb"
 	case LimitOpenFiles:
 		what, key = fmt.Sprintf("ran out of file descriptors (%d per process)", l.MaxOpenFiles), "max_open_files"
+	case LimitDisk:
+		what, key = fmt.Sprintf("wrote more than %d MiB to disk", l.DiskMB), "disk_mb"
 	default:
 		what, key = "hit a limit", "limits"
 	}

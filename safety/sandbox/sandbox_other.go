@@ -81,3 +81,7 @@ func Prepare(Spec) {}
 
 // DiscardPrepared does nothing off Linux.
 func DiscardPrepared() {}
+
+// memoryMechanism names what bounds a command's memory: off Linux, nothing
+// but the process-group kill (describe is reached only with Landlock).
+func memoryMechanism(Isolation, NetMode) string { return "memory: unbounded" }

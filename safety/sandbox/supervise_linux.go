@@ -236,6 +236,11 @@ func (h *helper) limitStopped(pid int) error {
 			return failf(result.InternalError, errSetup+": a limit could not be set")
 		}
 	}
+	// The command, not the helper, is the one the OOM killer of the run's
+	// memory cgroup chooses (see protect).
+	if h.cfg.MemEvents != "" {
+		_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("1000"), 0)
+	}
 	if err := unix.PtraceDetach(pid); err != nil {
 		return failf(result.InternalError, errSetup+": the command could not be released")
 	}
@@ -413,9 +418,11 @@ func (h *helper) compose(r helperResult, cpu time.Duration, maxRSS int64) helper
 	return r
 }
 
-// watch is the watchdog of namespaces isolation: it counts the tasks and
-// the resident memory of every process in the PID namespace (all of them
-// are the command's) and ends them all when either passes its limit.
+// watch is the watchdog of namespaces isolation: it counts the tasks, the
+// resident memory (plus the memory memWatch sees outside resident sets,
+// and the OOM kills of the run's memory cgroup) and the bytes written to
+// disk of every process in the PID namespace (all of them are the
+// command's) and ends them all when any passes its limit.
 //
 // With landlock isolation /proc is the host's: the watchdog counts the
 // helper's descendants only (found by parent links; the helper is their
@@ -433,10 +440,13 @@ func (h *helper) watch(killAll func(), stop <-chan struct{}) {
 	self := os.Getpid()
 	procs := map[int]procInfo{}
 	memo := map[int]bool{}
-	for {
+	disk := newDiskWatch()
+	var pids []int
+	for tick := 0; ; tick++ {
 		tasks, rss := 0, int64(0)
 		clear(procs)
 		clear(memo)
+		pids = pids[:0]
 		forEachProc(func(pid int, stat []string) {
 			if pid == self || len(stat) < 22 {
 				return
@@ -452,6 +462,14 @@ func (h *helper) watch(killAll func(), stop <-chan struct{}) {
 			}
 			tasks += p.tasks
 			rss += p.rss
+			pids = append(pids, pid)
+		}
+		// Memory no resident set shows (memwatch_linux.go), and the bytes
+		// written to disk every other tick (disk_linux.go).
+		rss += h.mem.hiddenKB(pids)
+		var written int64
+		if !ns || tick%2 == 0 {
+			written = disk.total(pids)
 		}
 		h.mu.Lock()
 		h.peakTasks = max(h.peakTasks, tasks)
@@ -461,8 +479,11 @@ func (h *helper) watch(killAll func(), stop <-chan struct{}) {
 		case tasks > l.MaxProcesses:
 			h.setLimit(LimitProcesses)
 			killAll()
-		case rss > int64(l.MemoryMB)*1024:
+		case rss > int64(l.MemoryMB)*1024 || h.mem.oomKilled():
 			h.setLimit(LimitMemory)
+			killAll()
+		case written > int64(l.DiskMB)<<20:
+			h.setLimit(LimitDisk)
 			killAll()
 		}
 		select {

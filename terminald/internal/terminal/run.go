@@ -52,7 +52,7 @@ type RunDetail struct {
 	// when there were none or [terminal] raw_output is true.
 	Neutralised int `json:"neutralised"`
 	// Limit names the limit that stopped the command: memory, processes,
-	// cpu, file_size, open_files or timeout.
+	// cpu, file_size, open_files, disk or timeout.
 	Limit string `json:"limit,omitempty"`
 	// Paths is the risk radar's view of the arguments that name paths
 	// existing in the jail once the command ended (relative words taken

@@ -59,6 +59,7 @@ var bounds = map[string][2]int{
 	"terminal.limits.max_open_files":   {config.MaxOpenFilesMin, config.MaxOpenFilesMax},
 	"terminal.limits.max_concurrent":   {config.MaxConcurrentMin, config.MaxConcurrentMax},
 	"terminal.limits.max_queued":       {config.MaxQueuedMin, config.MaxQueuedMax},
+	"terminal.limits.disk_mb":          {config.DiskMBMin, config.DiskMBMax},
 	"approval.timeout_seconds":         {1, config.ApprovalTimeoutMax},
 	"audit.max_mb":                     {config.AuditMaxMBMin, config.AuditMaxMBMax},
 	"audit.keep":                       {config.AuditKeepMin, config.AuditKeepMax},

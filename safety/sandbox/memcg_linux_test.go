@@ -1,0 +1,87 @@
+package sandbox
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The oom_kill count is read from both files that carry it.
+func TestOOMKillCountIsReadFromV1AndV2Files(t *testing.T) {
+	v1 := "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n"
+	v2 := "low 0\nhigh 0\nmax 12\noom 2\noom_kill 2\noom_group_kill 0\n"
+	if n := oomKills([]byte(v1)); n != 3 {
+		t.Errorf("memory.oom_control: %d, want 3", n)
+	}
+	if n := oomKills([]byte(v2)); n != 2 {
+		t.Errorf("memory.events: %d, want 2", n)
+	}
+	if n := oomKills([]byte("oom_kill_disable 0\n")); n != 0 {
+		t.Errorf("no oom_kill line: %d", n)
+	}
+}
+
+// A run's memory cgroup does not outlive it: after a few runs, the server
+// holds at most the group of the armed thread kept ready. Where the server
+// cannot make memory cgroups (unprivileged on cgroup v1), the confinement
+// names the watchdog instead.
+func TestMemoryCgroupOfARunIsRemoved(t *testing.T) {
+	kind, parent := memcgAvailable()
+	bx := newBox(t)
+	s := bx.spec(t, "true")
+	s.Stdout, s.Stderr = io.Discard, io.Discard
+	for i := 0; i < 4; i++ {
+		out, err := Run(context.Background(), s)
+		if err != nil || out.ExitCode != 0 {
+			t.Fatalf("run %d: %v %+v", i, err, out)
+		}
+		if kind == memcgNone {
+			if !strings.Contains(out.Confinement, "memory: watchdog") {
+				t.Fatalf("no memory cgroup, yet the confinement says %q", out.Confinement)
+			}
+			return
+		}
+		if !strings.Contains(out.Confinement, "memory: memcg v") {
+			t.Errorf("run %d: the confinement %q does not name the memory cgroup", i, out.Confinement)
+		}
+	}
+	prefix := "bastion-" + strconv.Itoa(os.Getpid()) + "-"
+	var left []string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		left = left[:0]
+		ents, _ := os.ReadDir(parent)
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), prefix) {
+				left = append(left, filepath.Join(parent, e.Name()))
+			}
+		}
+		if len(left) <= 1 {
+			return
+		}
+	}
+	t.Errorf("memory cgroups left after the runs: %v", left)
+}
+
+// Files a command writes pass through the page cache, which the memory
+// cgroup charges too: writing five times memory_mb of files (each under
+// max_file_mb, all under disk_mb) must not be taken for a memory hog, the
+// kernel reclaiming the written pages instead.
+func TestMemoryCgroupLetsWrittenFilesBeReclaimed(t *testing.T) {
+	t.Parallel()
+	bndEachIsolation(t, func(t *testing.T, iso Isolation) {
+		b := newBndBox(t, iso)
+		token := bndToken("diskhold")
+		s := b.py(t, "diskhold", "107", "3", token)
+		s.Limits = Limits{MaxFileMB: 4, MemoryMB: 64}
+		s.Timeout = 60 * time.Second
+		out, err := bndRunGuarded(t, s, token, 70*time.Second)
+		if err != nil || out.ExitCode != 0 || bndHeldMiB(b.stdout.String()) != 321 {
+			t.Errorf("%s: writing 321 MiB of files under memory_mb = 64: %v %+v\n%s", iso, err, out, b.transcript())
+		}
+	})
+}
