@@ -5,6 +5,7 @@ package jail
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -28,7 +29,7 @@ type purgeFrame struct {
 	id      Identity // checked when the fd is opened again through ".."
 	name    string   // in the parent
 	bytes   int64    // the directory's own disk bytes
-	pending []string // entries still to remove
+	pending []Entry  // entries still to remove
 	lists   int      // listings done
 	failed  map[string]bool
 	stuck   bool // something beneath stays, so this directory does too
@@ -136,14 +137,14 @@ func (p *purger) walk() {
 			}
 			continue
 		}
-		name := f.pending[len(f.pending)-1]
+		e := f.pending[len(f.pending)-1]
 		f.pending = f.pending[:len(f.pending)-1]
-		p.entry(i, name)
+		p.entry(i, e)
 	}
 }
 
-// list returns the names in frame f not known to stay.
-func (p *purger) list(f *purgeFrame) ([]string, error) {
+// list returns the entries of frame f not known to stay.
+func (p *purger) list(f *purgeFrame) ([]Entry, error) {
 	if _, err := unix.Seek(f.fd, 0, 0); err != nil {
 		return nil, err
 	}
@@ -160,13 +161,16 @@ func (p *purger) list(f *purgeFrame) ([]string, error) {
 		}
 		ents = parseDirents((*bp)[:n], ents)
 	}
-	names := make([]string, 0, len(ents))
+	if len(f.failed) == 0 {
+		return ents, nil
+	}
+	out := ents[:0]
 	for _, e := range ents {
 		if !f.failed[e.Name] {
-			names = append(names, e.Name)
+			out = append(out, e)
 		}
 	}
-	return names, nil
+	return out, nil
 }
 
 // own gives frame f's directory mode 0700, once, so that its entries can
@@ -179,51 +183,63 @@ func (p *purger) own(f *purgeFrame) bool {
 	return unix.Fchmod(f.fd, 0o700) == nil
 }
 
-// entry removes the entry name of frame i, or enters it when it is a
-// directory.
-func (p *purger) entry(i int, name string) {
+// entry removes the entry e of frame i, or enters it when it is a
+// directory. A name the listing says is not a directory is unlinked at
+// once (one syscall); its size is looked up only when it stays.
+func (p *purger) entry(i int, e Entry) {
 	f := &p.stack[i]
-	var st unix.Stat_t
-	err := retryErr(func() error { return unix.Fstatat(f.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
-	if err == unix.EACCES && p.own(f) {
-		err = retryErr(func() error { return unix.Fstatat(f.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
-	}
-	switch {
-	case err == unix.ENOENT:
-		return
-	case err != nil:
-		p.stay(i, name, Usage{Skipped: 1}, err)
-		return
-	}
-	size := st.Blocks * 512
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		if p.measure {
+	name := e.Name
+	isDir := e.Type == fs.ModeDir
+	var size int64
+	if p.measure || e.Type == fs.ModeIrregular {
+		var st unix.Stat_t
+		err := retryErr(func() error { return unix.Fstatat(f.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+		if err == unix.EACCES && p.own(f) {
+			err = retryErr(func() error { return unix.Fstatat(f.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+		}
+		switch {
+		case err == unix.ENOENT:
+			return
+		case err != nil:
+			p.stay(i, name, Usage{Skipped: 1}, err)
+			return
+		}
+		isDir, size = st.Mode&unix.S_IFMT == unix.S_IFDIR, st.Blocks*512
+		if p.measure && !isDir {
 			p.left.Files++
 			p.left.Bytes += size
 			return
 		}
+	}
+	if !isDir {
 		err := retryErr(func() error { return unix.Unlinkat(f.fd, name, 0) })
 		if (err == unix.EACCES || err == unix.EPERM) && p.own(f) {
 			err = retryErr(func() error { return unix.Unlinkat(f.fd, name, 0) })
 		}
-		if err != nil && err != unix.ENOENT {
-			p.stay(i, name, Usage{Files: 1, Bytes: size}, err)
+		if err == nil || err == unix.ENOENT {
+			return
 		}
-		return
-	}
-	if uint64(st.Dev) != p.dev {
-		p.stay(i, name, Usage{Dirs: 1, Bytes: size, Skipped: 1}, errPurgeMount)
-		return
+		if err != unix.EISDIR {
+			p.stay(i, name, Usage{Files: 1, Bytes: p.sizeOf(f.fd, name)}, err)
+			return
+		}
+		// It is a directory after all (replaced since the listing).
 	}
 	fd, info, err := p.enter(f.fd, name)
 	if err == unix.EACCES && p.own(f) {
 		fd, info, err = p.enter(f.fd, name)
 	}
+	if (err == unix.ENOTDIR || err == unix.ELOOP) && !p.measure {
+		// Not a directory any more (replaced since the listing): unlink the name.
+		if uerr := retryErr(func() error { return unix.Unlinkat(f.fd, name, 0) }); uerr == nil || uerr == unix.ENOENT {
+			return
+		}
+	}
 	if err != nil {
 		if err == unix.ENOENT {
 			return
 		}
-		p.stay(i, name, Usage{Dirs: 1, Bytes: size, Skipped: 1}, err)
+		p.stay(i, name, Usage{Dirs: 1, Bytes: p.sizeOf(f.fd, name), Skipped: 1}, err)
 		return
 	}
 	p.stack = append(p.stack, purgeFrame{fd: fd, id: info.ID, name: name, bytes: info.DiskBytes})
@@ -232,6 +248,16 @@ func (p *purger) entry(i int, name string) {
 		p.stack[p.low].fd = -1
 		p.low++
 	}
+}
+
+// sizeOf is the disk bytes of the entry name beneath dfd (0 when it
+// cannot be examined).
+func (p *purger) sizeOf(dfd int, name string) int64 {
+	var st unix.Stat_t
+	if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return 0
+	}
+	return st.Blocks * 512
 }
 
 // enter opens the directory name beneath the directory dfd for listing,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -273,3 +274,47 @@ func TestPurgeTreeUnprivileged(t *testing.T) {
 
 // fsImmutableFl is FS_IMMUTABLE_FL of linux/fs.h.
 const fsImmutableFl = 0x00000010
+
+// BenchmarkPurgeTree removes a 10,000-file tree (100 directories of 100
+// files, each directory mode 0500) with PurgeTree, against os.RemoveAll on
+// the same tree made 0700 (which it needs), in the same run; the tree is
+// rebuilt outside the timer. Compare the two ns/op lines.
+func BenchmarkPurgeTree(b *testing.B) {
+	base := b.TempDir()
+	build := func(modes os.FileMode) string {
+		top := filepath.Join(base, "tree")
+		for d := range 100 {
+			dir := filepath.Join(top, "d"+strconv.Itoa(d))
+			mkdirAll(b, dir)
+			for f := range 100 {
+				if err := os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(f)), []byte("x"), 0o600); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := os.Chmod(dir, modes); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return top
+	}
+	b.Run("PurgeTree", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			top := build(0o500)
+			b.StartTimer()
+			if _, err := PurgeTree(top); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("os.RemoveAll", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			top := build(0o700)
+			b.StartTimer()
+			if err := os.RemoveAll(top); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
