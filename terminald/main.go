@@ -45,6 +45,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err := p.Terminal.Preflight(); err != nil {
 			e.Errorf("%s", err)
 		}
+		for _, l := range p.Terminal.LeftoverRuns(audit.DefaultDir) {
+			e.Warnf("run directory %s, of a terminald that is gone, holds %d bytes: the next start removes it or logs why it cannot (an immutable file, a mount, another user's file)", l.Path, l.Bytes)
+		}
 	}
 	if len(args) > 0 && args[0] == "quarantine" {
 		return protect.RunQuarantineCommand(args[1:], stdout, stderr)

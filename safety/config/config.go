@@ -254,10 +254,21 @@ type TerminalSandbox struct {
 	// Caches lists persistent, writable tool caches, a subset of "go",
 	// "npm", "pip" and "cargo". Each is a directory under terminald's state
 	// directory, never inside the jail and never the user's own cache,
-	// shared by every command, with the tool's variables pointed at it
-	// (GOCACHE and GOMODCACHE; npm_config_cache; PIP_CACHE_DIR;
-	// CARGO_HOME), so a second build reuses the first one's downloads.
+	// shared by every command of the same jail, with the tool's variables
+	// pointed at it (GOCACHE and GOMODCACHE; npm_config_cache;
+	// PIP_CACHE_DIR; CARGO_HOME), so a second build reuses the first one's
+	// downloads. The caches are per jail: caches/<key>/<tool> in the state
+	// directory, the key derived from the jail's path and identity, so a
+	// jail deleted and made again starts with empty caches.
 	Caches []string `toml:"caches" json:"caches"`
+	// ShareCaches (default false) puts the caches at caches/<tool> in the
+	// state directory, shared by every terminald using that state
+	// directory whatever its jail. RISK: a command of one jail can then
+	// plant a module, package or build result that another jail's builds
+	// use without checking (a poisoned GOCACHE entry or pip wheel runs in
+	// the other project's tests); set it only when every jail holds code
+	// you trust alike.
+	ShareCaches bool `toml:"share_caches" json:"share_caches"`
 	// ReadPaths replaces the read-only (and executable) trees a command may
 	// use besides the jail; empty means the sandbox's default system set
 	// (/usr, /bin, /lib..., a few /etc files).

@@ -98,6 +98,9 @@ func terminalSettings(t Terminal, set func(k, format string, a ...any)) {
 		set("terminal.sandbox.network", "%s", s.EffectiveNetwork())
 	}
 	set("terminal.sandbox.caches", "%s", list(s.Caches))
+	if s.ShareCaches {
+		set("terminal.sandbox.share_caches", "true: one set of caches for every jail")
+	}
 	if len(s.ReadPaths) == 0 {
 		set("terminal.sandbox.read_paths", "the sandbox's default system set (%d paths)", len(sandbox.DefaultReadPaths))
 	} else {
@@ -138,6 +141,9 @@ func (e *Effective) terminalWarnings(t Terminal) {
 				e.Warnf("allowed_hosts entry %q is this machine: through the proxy, commands reach every service listening on it", h)
 			}
 		}
+	}
+	if s.ShareCaches && len(s.Caches) > 0 {
+		e.Warnf("share_caches = true: every jail using this state directory shares the caches %s; a command of one can plant what another's builds use", list(s.Caches))
 	}
 	if s.EffectiveIsolation() == IsolationLandlock {
 		e.Warnf("isolation = \"landlock\": commands run without namespaces: they can probe host paths, cannot change file modes, times or owners anywhere, and a process they start can outlive a helper killed by force")

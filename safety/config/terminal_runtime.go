@@ -184,7 +184,7 @@ func (t Terminal) Runtime(jailRoot string, stateBase func() (string, error)) (Te
 	if r.Protect, err = protect.New(s.Protect, un); err != nil {
 		return r, Fatalf("[terminal.sandbox] protect/unprotect: %s", result.Reason(err))
 	}
-	if r.Caches, err = sandbox.Caches(r.StateDir, s.Caches); err != nil {
+	if r.Caches, err = sandbox.Caches(r.StateDir, jailRoot, s.Caches, s.ShareCaches); err != nil {
 		return r, Fatalf("[terminal.sandbox] caches: %s", result.Reason(err))
 	}
 	if err := r.Check(); err != nil {
@@ -238,4 +238,21 @@ func (t Terminal) stateDir(jailRoot string, stateBase func() (string, error)) (s
 		return "", Fatalf("[terminal.state] dir %s cannot be created: %s", dir, result.Reason(err))
 	}
 	return dir, nil
+}
+
+// LeftoverRuns lists the run directories in terminald's state directory
+// ([terminal.state] dir, or "terminald" beneath stateBase's) that belong
+// to no running server, with their size (sandbox.LeftoverRuns): what a
+// server could not remove at its start, or what one that died since left.
+// It creates and removes nothing; terminald's check reports each.
+func (t Terminal) LeftoverRuns(stateBase func() (string, error)) []sandbox.Leftover {
+	dir := t.State.Dir
+	if dir == "" {
+		base, err := stateBase()
+		if err != nil {
+			return nil
+		}
+		dir = filepath.Join(base, "terminald")
+	}
+	return sandbox.LeftoverRuns(filepath.Join(dir, "runs"))
 }

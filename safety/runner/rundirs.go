@@ -35,20 +35,42 @@ func (r *Runner) takeRunDirs() (runDirs, error) {
 	}
 }
 
-// emptyDir reports whether dir exists as a directory with no entries.
+// emptyDir reports whether dir exists as a directory with no entries and
+// its mode as made (a run may have changed it).
 func emptyDir(dir string) bool {
 	f, err := os.Open(dir)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Mode().Perm() != 0o700 {
+		return false
+	}
 	names, err := f.Readdirnames(1)
 	return err != nil && len(names) == 0
 }
 
+// removeRunDir removes dir with sandbox.RemoveRunDir, whatever the run
+// left in it, and logs what cannot be removed with its size; that stays
+// until this server's Close and the next start try again, and terminald's
+// check lists it.
+func (r *Runner) removeRunDir(dir string) bool {
+	l, ok := sandbox.RemoveRunDir(dir)
+	if !ok {
+		r.reportLeftover(l)
+	}
+	return ok
+}
+
+// reportLeftover logs a run directory that could not be removed.
+func (r *Runner) reportLeftover(l sandbox.Leftover) {
+	r.o.Logger.Warn("a run directory could not be removed", "path", l.Path, "bytes", l.Bytes, "reason", l.Reason)
+}
+
 // recycle returns a used pair to the pool once it is empty again: whatever
-// a run left in its HOME or TMPDIR is removed, so nothing reaches the next
-// run. Pairs are reused rather than made per run because creating and
+// a run left in its HOME or TMPDIR is removed (removeRunDir: any modes,
+// any depth), so nothing reaches the next run. It runs after the answer
+// (see execute), never on the request path. Pairs are reused rather than made per run because creating and
 // removing directories adds to every journal commit, which the audit
 // log's fsync waits for.
 func (r *Runner) recycle(rd runDirs) {
@@ -57,8 +79,8 @@ func (r *Runner) recycle(rd runDirs) {
 	}
 	for _, d := range []string{rd.home, rd.tmp} {
 		if !emptyDir(d) {
-			if os.RemoveAll(d) != nil || os.Mkdir(d, 0o700) != nil {
-				_ = os.RemoveAll(rd.dir)
+			if !r.removeRunDir(d) || os.Mkdir(d, 0o700) != nil {
+				r.removeRunDir(rd.dir)
 				return
 			}
 		}
@@ -66,7 +88,7 @@ func (r *Runner) recycle(rd runDirs) {
 	select {
 	case r.spare <- rd:
 	default:
-		_ = os.RemoveAll(rd.dir)
+		r.removeRunDir(rd.dir)
 	}
 }
 

@@ -125,7 +125,7 @@ func New(o Options) (*Runner, error) {
 	}
 	r := &Runner{o: o, pathEnv: strings.Join(o.Path, string(os.PathListSeparator)), confinement: conf,
 		spare: make(chan runDirs, 16), slots: newSlots(o.MaxConcurrent, o.MaxQueued)}
-	if r.runsDir, r.releaseRuns, err = sandbox.ClaimRunsDir(filepath.Join(o.StateDir, "runs")); err != nil {
+	if r.runsDir, r.releaseRuns, err = sandbox.ClaimRunsDir(filepath.Join(o.StateDir, "runs"), r.reportLeftover); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -147,7 +147,7 @@ func (r *Runner) Close() {
 	for {
 		select {
 		case rd := <-r.spare:
-			_ = os.RemoveAll(rd.dir)
+			r.removeRunDir(rd.dir)
 		default:
 			if r.releaseRuns != nil {
 				r.releaseRuns()

@@ -108,7 +108,7 @@ func BenchmarkGoTestSandboxVsDirect(b *testing.B) {
 	}
 	bx := newBox(b)
 	state := b.TempDir()
-	caches, err := Caches(state, []string{"go"})
+	caches, err := Caches(state, bx.jail, []string{"go"}, false)
 	if err != nil {
 		b.Fatal(err)
 	}

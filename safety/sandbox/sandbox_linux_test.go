@@ -1137,14 +1137,14 @@ func TestRunsDirOfADeadServerIsRemoved(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dead, runsLock), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	live, releaseLive, err := ClaimRunsDir(base)
+	live, releaseLive, err := ClaimRunsDir(base, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if exists(dead) {
 		t.Fatalf("the runs directory of a dead server was kept")
 	}
-	mine, release, err := ClaimRunsDir(base)
+	mine, release, err := ClaimRunsDir(base, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func sandboxProfileEnv(t *testing.T) *env {
 		o.Sandboxed = true
 		o.Path = []string{"/usr/local/go/bin", "/usr/local/bin", "/usr/bin", "/bin"}
 		o.Timeout = 120 * time.Second
-		caches, err := sandbox.Caches(o.StateDir, []string{"go"})
+		caches, err := sandbox.Caches(o.StateDir, o.Root.Path(), []string{"go"}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
