@@ -25,8 +25,14 @@ func (r *Runner) makeRunDirs() (runDirs, error) {
 	return rd, nil
 }
 
-// takeRunDirs returns a clean pair from the pool, or a new one.
+// takeRunDirs returns a clean pair whose helper is prepared, else one
+// from the pool, else a new one.
 func (r *Runner) takeRunDirs() (runDirs, error) {
+	select {
+	case rd := <-r.primed:
+		return rd, nil
+	default:
+	}
 	select {
 	case rd := <-r.spare:
 		return rd, nil
@@ -111,17 +117,23 @@ func (r *Runner) Prewarm() {
 // prepared.
 const prepareDelay = 5 * time.Millisecond
 
-// prepare has the sandbox start the next command's helper now, for the
-// private directories the next run will most likely take, so that its
-// namespaces and view are ready when the command arrives.
+// prepare has the sandbox start the next command's helper now, for a
+// clean pair that it then keeps apart (primed), so that the next run takes
+// that very pair and finds its namespaces and view ready. A pair put back
+// at the end of the pool instead would be taken only after every other
+// spare pair: after a burst of parallel calls left several in the pool,
+// no later run matched its prepared helper (issue 19).
 func (r *Runner) prepare() {
+	if len(r.primed) >= cap(r.primed) {
+		return // enough helpers are ready; another would only be evicted
+	}
 	select {
 	case rd := <-r.spare:
 		sandbox.Prepare(r.spec(rd))
 		select {
-		case r.spare <- rd:
+		case r.primed <- rd:
 		default:
-			_ = os.RemoveAll(rd.dir)
+			r.recycle(rd) // a concurrent prepare filled the slots
 		}
 	default:
 	}

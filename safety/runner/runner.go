@@ -72,6 +72,11 @@ type Options struct {
 // restores them.
 const QuarantineDirName = "quarantine"
 
+// maxPrimed bounds the clean pairs kept with a prepared helper: two, as
+// many as run at once by default (max_concurrent), well within the four
+// helpers the sandbox keeps prepared.
+const maxPrimed = 2
+
 // Runner runs commands under fixed Options.
 type Runner struct {
 	o           Options
@@ -79,8 +84,9 @@ type Runner struct {
 	confinement string
 	runsDir     string
 	releaseRuns func()
-	// spare is the pool of clean private HOME/TMPDIR pairs.
-	spare chan runDirs
+	// spare is the pool of clean private HOME/TMPDIR pairs; primed holds
+	// the clean pairs whose helper is prepared, taken first.
+	spare, primed chan runDirs
 	// closed is set by Close: pairs used after it are removed, not pooled.
 	closed atomic.Bool
 	// after counts the recycling still to run after answers; Close waits.
@@ -124,7 +130,7 @@ func New(o Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{o: o, pathEnv: strings.Join(o.Path, string(os.PathListSeparator)), confinement: conf,
-		spare: make(chan runDirs, 16), slots: newSlots(o.MaxConcurrent, o.MaxQueued)}
+		spare: make(chan runDirs, 16), primed: make(chan runDirs, maxPrimed), slots: newSlots(o.MaxConcurrent, o.MaxQueued)}
 	if r.runsDir, r.releaseRuns, err = sandbox.ClaimRunsDir(filepath.Join(o.StateDir, "runs"), r.reportLeftover); err != nil {
 		return nil, err
 	}
@@ -147,6 +153,8 @@ func (r *Runner) Close() {
 	for {
 		select {
 		case rd := <-r.spare:
+			r.removeRunDir(rd.dir)
+		case rd := <-r.primed:
 			r.removeRunDir(rd.dir)
 		default:
 			if r.releaseRuns != nil {

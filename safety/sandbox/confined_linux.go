@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -457,10 +458,21 @@ func takeParked(key string) *warm {
 	}
 	parked.Unlock()
 	if e == nil {
+		preparedMisses.Add(1)
 		return nil
 	}
+	preparedHits.Add(1)
 	return <-e.w
 }
+
+// preparedHits and preparedMisses count the confined runs that found a
+// prepared helper for their key, and those that did not.
+var preparedHits, preparedMisses atomic.Uint64
+
+// PrepareStats returns how many confined runs found a prepared helper
+// (Prepare) that matched them and how many started one on the request
+// path: for benchmarks and tests of the arrival patterns.
+func PrepareStats() (hits, misses uint64) { return preparedHits.Load(), preparedMisses.Load() }
 
 // runConfined runs s through a helper: a prepared one if it matches,
 // otherwise one started now. The steps: identify the working directory

@@ -1,0 +1,43 @@
+package runner
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bastion-mcp/bastion/safety/sandbox"
+)
+
+// TestPreparedHelperMatchesAfterABurst: after a burst of parallel calls
+// leaves several clean pairs in the pool, paced calls still find the
+// helper prepared for them (issue 19: the prepared pair used to go to the
+// end of the pool, so every later call took another pair and started a
+// helper on the request path).
+func TestPreparedHelperMatchesAfterABurst(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.MaxConcurrent = 4 })
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if out := f.run("pwd"); !out.Ran || out.ExitCode != 0 {
+				t.Errorf("burst: %s %s", out.Code, out.Reason)
+			}
+		}()
+	}
+	wg.Wait()
+	time.Sleep(300 * time.Millisecond)
+	hits0, misses0 := sandbox.PrepareStats()
+	const paced = 5
+	for i := 0; i < paced; i++ {
+		if out := f.run("pwd"); !out.Ran || out.ExitCode != 0 {
+			t.Fatalf("paced: %s %s", out.Code, out.Reason)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	hits, misses := sandbox.PrepareStats()
+	if hits-hits0 != paced || misses != misses0 {
+		t.Fatalf("after a burst, %d of %d paced calls found their helper prepared (%d started one on the request path)",
+			hits-hits0, paced, misses-misses0)
+	}
+}
