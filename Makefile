@@ -105,6 +105,9 @@ bench: build
 	@echo "== core: audit append vs plain fsync append; sandbox Run vs exec; redaction throughput"
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./safety/audit/
 	$(GO) test -run '^$$' -bench 'RunTrue|ExecTrue' -benchtime 200x ./safety/sandbox/
+	@echo "== sandbox: what the protected-path check adds to a prepared Run of /bin/true in a git repository (goal, with the memory cgroup: <= 0.5 ms)"
+	$(GO) test -run '^$$' -bench 'ProtectedPathsCost' -benchtime 200x ./safety/sandbox/
+	$(GO) test -run '^$$' -bench 'BenchmarkScan' -benchtime 50x ./safety/protect/
 	$(GO) test -run '^$$' -bench . ./safety/redact/
 	@echo "== soak: 100,000 calls of each read-only tool in one stdio session of a server process (RSS, fds, threads, goroutines at start and end; caps +16 MiB, +2, +4, +8)"
 	$(GO) test -run '^$$' -bench SoakReadOnlyTools -benchtime 1x ./safety/mcpkit/
