@@ -222,75 +222,9 @@ func TestGitWorksInsideTheSandboxWithProtectedPaths(t *testing.T) {
 	}
 }
 
-// unprivEnv marks the unprivileged re-run of the protected-path tests.
-const unprivEnv = "BASTION_RUNNER_UNPRIVILEGED"
-
 // TestProtectedPathsUnprivileged runs the protected-path tests again with
-// the server as an unprivileged user (uid 65534), as people run it: this
-// test binary, copied where that user can run it, re-executed under
-// setpriv in a tree laid out like the module's (policies, testdata).
+// the server as an unprivileged user (uid 65534), as people run it.
 func TestProtectedPathsUnprivileged(t *testing.T) {
-	if os.Getenv(unprivEnv) != "" || os.Getuid() != 0 {
-		if os.Getuid() != 0 && os.Getenv(unprivEnv) == "" {
-			t.Log("already unprivileged: the other tests of this run are the unprivileged pass")
-		}
-		return
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Fatalf("setpriv is needed for the unprivileged pass (util-linux): %v", err)
-	}
-	base, err := os.MkdirTemp("", "bastion-runner-unpriv-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	work := filepath.Join(base, "m", "safety", "runner")
-	for _, d := range []string{filepath.Join(base, "m", "policies"), filepath.Join(work, "testdata")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	copyTo := func(src, dst string, mode os.FileMode) {
-		b, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dst, b, mode); err != nil {
-			t.Fatal(err)
-		}
-	}
-	copyTo(devPolicy, filepath.Join(base, "m", "policies", "dev.example.toml"), 0o644)
-	copyTo(examplePolicy, filepath.Join(base, "m", "policies", "policy.example.toml"), 0o644)
-	copyTo("testdata/plant.py", filepath.Join(work, "testdata", "plant.py"), 0o644)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(base, "runner.test")
-	copyTo(self, bin, 0o755)
-	tmp := filepath.Join(base, "tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := filepath.Walk(base, func(p string, _ os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, 65534, 65534)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	c := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
-		"-test.run", "^(TestPlantedProtectedPathsNeverRunOutside|TestGitWorksInsideTheSandboxWithProtectedPaths)$", "-test.count=1", "-test.v")
-	c.Dir = work
-	c.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + tmp, "TMPDIR=" + tmp, unprivEnv + "=1"}
-	out, err := c.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestPlantedProtectedPathsNeverRunOutside") ||
-		!strings.Contains(string(out), "--- PASS: TestGitWorksInsideTheSandboxWithProtectedPaths") {
-		t.Fatalf("unprivileged pass failed: %v\n%s", err, out)
-	}
+	runnertest.RerunUnprivileged(t, "^(TestPlantedProtectedPathsNeverRunOutside|TestGitWorksInsideTheSandboxWithProtectedPaths)$",
+		devPolicy, examplePolicy, "testdata/plant.py")
 }

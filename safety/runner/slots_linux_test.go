@@ -306,5 +306,6 @@ func TestPersonDecidingHoldsNoSlot(t *testing.T) {
 // again with the server as an unprivileged user.
 func TestConcurrencyLimitsHoldUnprivileged(t *testing.T) {
 	runnertest.RerunUnprivileged(t, "^(TestParallelCallsNeverRunMoreThanMaxConcurrent|TestCallsBeyondTheQueueAreRefusedAndRunNothing|"+
-		"TestQueuedCallWhoseClientCancelsLeavesTheQueueAndRunsNothing|TestRefusedCallsTakeNoSlot|TestPersonDecidingHoldsNoSlot)$")
+		"TestQueuedCallWhoseClientCancelsLeavesTheQueueAndRunsNothing|TestRefusedCallsTakeNoSlot|TestPersonDecidingHoldsNoSlot)$",
+		examplePolicy)
 }

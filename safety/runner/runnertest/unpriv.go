@@ -3,6 +3,7 @@ package runnertest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,12 +20,16 @@ const UnprivilegedEnv = "BASTION_RUNNERTEST_UNPRIVILEGED"
 const Nobody = 65534
 
 // RerunUnprivileged runs the tests of this test binary that match pattern
-// again as an unprivileged user (setpriv --reuid=65534), from the current
-// working directory, with a private TMPDIR and HOME that user owns, and
-// fails t if any of them fails or skips, or none ran. It does nothing in
-// that re-run itself, and only logs when the tests already run
-// unprivileged: then the ordinary pass is the unprivileged one.
-func RerunUnprivileged(t *testing.T, pattern string) {
+// again as an unprivileged user (setpriv --reuid=65534), with a private
+// TMPDIR and HOME that user owns, and fails t if any of them fails or
+// skips, or none ran. The re-run's working directory is a copy, readable
+// by that user, of the files the tests open relative to theirs (files,
+// as the tests name them: "../../policies/dev.example.toml",
+// "testdata/x.py"): the checkout itself may lie where that user cannot
+// look (a root-owned 0700 home). It does nothing in that re-run itself,
+// and only logs when the tests already run unprivileged: then the
+// ordinary pass is the unprivileged one.
+func RerunUnprivileged(t *testing.T, pattern string, files ...string) {
 	t.Helper()
 	if os.Getenv(UnprivilegedEnv) != "" {
 		return
@@ -53,6 +58,36 @@ func RerunUnprivileged(t *testing.T, pattern string) {
 	if err := os.WriteFile(bin, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The copy of the working directory sits as deep below base as the
+	// files reach up from it.
+	up := 0
+	for _, f := range files {
+		n := 0
+		for p := filepath.Clean(f); strings.HasPrefix(p, ".."); p = strings.TrimPrefix(strings.TrimPrefix(p, ".."), "/") {
+			n++
+		}
+		up = max(up, n)
+	}
+	wd := filepath.Join(base, "tree")
+	for i := 0; i < up; i++ {
+		wd = filepath.Join(wd, fmt.Sprintf("d%d", i))
+	}
+	if err := os.MkdirAll(wd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(wd, f)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tmp := filepath.Join(base, "tmp")
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		t.Fatal(err)
@@ -74,6 +109,7 @@ func RerunUnprivileged(t *testing.T, pattern string) {
 	cmd := exec.CommandContext(ctx, setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
 		bin, "-test.run="+pattern, "-test.count=1", "-test.v", "-test.timeout=280s")
 	cmd.Env = env
+	cmd.Dir = wd
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()

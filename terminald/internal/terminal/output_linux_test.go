@@ -194,5 +194,6 @@ func waitUntil(t *testing.T, cond func() bool) {
 // server as an unprivileged user.
 func TestOutputAndQueueHoldUnprivileged(t *testing.T) {
 	runnertest.RerunUnprivileged(t, "^(TestEscapeSequencesNeverReachTheAnswerRaw|TestRawOutputPassesEscapeSequencesThrough|"+
-		"TestNeutralisedOutputIsCappedAfterNeutralising|TestQueuedCallReportsProgressAndFullQueueIsRefused)$")
+		"TestNeutralisedOutputIsCappedAfterNeutralising|TestQueuedCallReportsProgressAndFullQueueIsRefused)$",
+		examplePolicy)
 }
