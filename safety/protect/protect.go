@@ -117,9 +117,11 @@ type Unprotect struct {
 // Set is a protected set: Defaults plus the policy's additions, minus its
 // opt-outs. The zero Set protects nothing; use New.
 type Set struct {
-	mu      sync.Mutex
-	trees   map[string]*treeCache // Scan's memory of each tree (Linux)
-	entries []Entry
+	mu       sync.Mutex
+	trees    map[string]*treeCache // Scan's memory of each tree (Linux)
+	smu      sync.Mutex
+	sessions map[string]*session // the running commands' snapshots (Begin)
+	entries  []Entry
 	// Unprotected lists the opt-outs in force, for the docs and answers.
 	Unprotected []Unprotect
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bastion-mcp/bastion/safety/protect"
 	"github.com/bastion-mcp/bastion/safety/runner/runnertest"
@@ -225,6 +226,56 @@ func TestGitWorksInsideTheSandboxWithProtectedPaths(t *testing.T) {
 // TestProtectedPathsUnprivileged runs the protected-path tests again with
 // the server as an unprivileged user (uid 65534), as people run it.
 func TestProtectedPathsUnprivileged(t *testing.T) {
-	runnertest.RerunUnprivileged(t, "^(TestPlantedProtectedPathsNeverRunOutside|TestGitWorksInsideTheSandboxWithProtectedPaths)$",
+	runnertest.RerunUnprivileged(t, "^(TestPlantedProtectedPathsNeverRunOutside|TestGitWorksInsideTheSandboxWithProtectedPaths|TestConcurrentRunsNeverRestoreWhatAnotherPlanted)$",
 		devPolicy, examplePolicy, "testdata/plant.py")
+}
+
+// TestConcurrentRunsNeverRestoreWhatAnotherPlanted: one command plants
+// (.envrc created; with landlock isolation .git/config changed too) and
+// keeps running; a second command starts in the same jail after the
+// plant and ends after the first. Each is held to the state before the
+// first began, so the second never takes the plant for an original: when
+// both have answered, nothing planted is in the jail and .git/config is
+// the repository's own.
+func TestConcurrentRunsNeverRestoreWhatAnotherPlanted(t *testing.T) {
+	for _, iso := range isolations() {
+		t.Run(string(iso), func(t *testing.T) {
+			f := newRepoFixture(t, iso)
+			plant := "import os, time\n" +
+				"open('.envrc', 'w').write('echo planted\\n')\n" +
+				"try:\n    open('.git/config', 'a').write('[core]\\n\\tfsmonitor = /bin/true\\n')\nexcept OSError:\n    pass\n" +
+				"open('planted.marker', 'w').write('x')\n" +
+				"time.sleep(2)\n"
+			wait := "import time\ntime.sleep(3)\n"
+			for name, text := range map[string]string{"plant.py": plant, "wait.py": wait} {
+				if err := os.WriteFile(filepath.Join(f.Jail, name), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			configBefore, _ := os.ReadFile(filepath.Join(f.Jail, ".git/config"))
+			first := make(chan Outcome, 1)
+			go func() { first <- f.run("python3 plant.py") }()
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				if _, err := os.Stat(filepath.Join(f.Jail, "planted.marker")); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the first command did not plant in 30 s: %+v", <-first)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			second := f.run("python3 wait.py")
+			a := <-first
+			if !a.Ran || !second.Ran {
+				t.Fatalf("runs: %s %s / %s %s", a.Code, a.Reason, second.Code, second.Reason)
+			}
+			if _, err := os.Lstat(filepath.Join(f.Jail, ".envrc")); err == nil {
+				t.Errorf(".envrc is in the jail after both answers (first %+v, second %+v)", a.Protected, second.Protected)
+			}
+			if b, _ := os.ReadFile(filepath.Join(f.Jail, ".git/config")); string(b) != string(configBefore) {
+				t.Errorf(".git/config is not the repository's own:\n%s\n(first %+v, second %+v)", b, a.Protected, second.Protected)
+			}
+		})
+	}
 }

@@ -15,16 +15,17 @@ import (
 // it the undoing of whatever the command created, changed or removed
 // there, before the answer.
 type guard struct {
-	set   *protect.Set
-	top   string
+	run   *protect.Run
 	qdir  string
 	fd    int
 	ready *protect.Snapshot
 }
 
 // startGuard opens the jail (checking it is the directory the run was
-// planned for) and takes the snapshot, keeping a copy of each protected
-// file so a change can be undone. Nil without Spec.Protect.
+// planned for) and begins its check (protect.Set.Begin): the snapshot,
+// with a copy of each protected file, that the command is held to,
+// shared with the commands already running in the jail. Nil without
+// Spec.Protect.
 func startGuard(s *Spec, dev, ino uint64) (*guard, error) {
 	if s.Protect == nil {
 		return nil, nil
@@ -37,12 +38,12 @@ func startGuard(s *Spec, dev, ino uint64) (*guard, error) {
 		unix.Close(fd)
 		return nil, result.New(result.Stale, "the jail root changed while the command was being started; nothing ran")
 	}
-	snap, err := s.Protect.Scan(fd, s.JailRoot, true)
+	run, err := s.Protect.Begin(fd, s.JailRoot)
 	if err != nil {
 		unix.Close(fd)
 		return nil, err
 	}
-	return &guard{set: s.Protect, top: s.JailRoot, qdir: s.QuarantineDir, fd: fd, ready: snap}, nil
+	return &guard{run: run, qdir: s.QuarantineDir, fd: fd, ready: run.Baseline()}, nil
 }
 
 // finish scans again, undoes every change (Outcome.Protected) and closes
@@ -52,21 +53,18 @@ func (g *guard) finish(out *Outcome) {
 		return
 	}
 	defer unix.Close(g.fd)
-	after, err := g.set.Scan(g.fd, g.top, false)
-	if err != nil {
+	changes, err := g.run.Finish(g.qdir)
+	out.Protected = changes
+	if err == nil {
+		return
+	}
+	if len(changes) == 0 {
 		out.Protected = []protect.Change{{Path: ".", Attempted: "unknown", Outcome: "the protected paths could not be checked after the command: " + result.Reason(err)}}
 		return
 	}
-	changes := protect.Diff(g.ready, after)
-	if len(changes) == 0 {
-		return
-	}
-	out.Protected, err = protect.Undo(g.fd, g.top, changes, g.ready, g.qdir)
-	if err != nil {
-		for i := range out.Protected {
-			if out.Protected[i].Outcome == "" {
-				out.Protected[i].Outcome = "left in the jail: " + result.Reason(err)
-			}
+	for i := range out.Protected {
+		if out.Protected[i].Outcome == "" {
+			out.Protected[i].Outcome = "left in the jail: " + result.Reason(err)
 		}
 	}
 }
