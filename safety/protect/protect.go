@@ -118,6 +118,7 @@ type Unprotect struct {
 // opt-outs. The zero Set protects nothing; use New.
 type Set struct {
 	mu       sync.Mutex
+	scanMu   sync.Mutex
 	trees    map[string]*treeCache // Scan's memory of each tree (Linux)
 	smu      sync.Mutex
 	sessions map[string]*session // the running commands' snapshots (Begin)

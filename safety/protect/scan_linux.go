@@ -109,6 +109,10 @@ func (s *Set) Scan(dirfd int, top string, backup bool) (*Snapshot, error) {
 		return nil, result.Wrap(result.InternalError, "the jail could not be opened to check its protected paths", err)
 	}
 	key := fmt.Sprintf("%s\x00%d\x00%d", top, st.Dev, st.Ino)
+	// One scan of a Set at a time: a scan hands the directory
+	// descriptors it kept to the next.
+	s.scanMu.Lock()
+	defer s.scanMu.Unlock()
 	s.mu.Lock()
 	old := s.trees[key]
 	s.mu.Unlock()
@@ -117,7 +121,8 @@ func (s *Set) Scan(dirfd int, top string, backup bool) (*Snapshot, error) {
 	}
 	w := &walker{set: s, snap: snap, backup: backup, dirfd: dirfd, old: old,
 		cur: &treeCache{dirs: map[string]*dirState{}, files: map[string]Found{}}, now: time.Now().UnixNano()}
-	if err := w.dir("", nil, nil); err != nil {
+	if err := w.dir("", 0, nil, false); err != nil {
+		w.cur.release(old)
 		return nil, err
 	}
 	for _, repo := range w.repos {
@@ -143,11 +148,15 @@ func (s *Set) Scan(dirfd int, top string, backup bool) (*Snapshot, error) {
 			return nil, err
 		}
 	}
+	old.release(w.cur)
 	s.mu.Lock()
 	if s.trees == nil {
 		s.trees = map[string]*treeCache{}
 	}
-	if len(s.trees) >= maxTrees {
+	if len(s.trees) >= maxTrees && s.trees[key] == nil {
+		for _, t := range s.trees {
+			t.release(nil)
+		}
 		clear(s.trees)
 	}
 	s.trees[key] = w.cur
@@ -167,14 +176,39 @@ const maxTrees = 16
 type treeCache struct {
 	dirs  map[string]*dirState // by rel ("" for the top)
 	files map[string]Found     // protected entries with their copies, by rel
+	held  int                  // directory descriptors kept
+}
+
+// maxHeld bounds the directory descriptors a tree's memory keeps; past
+// it, directories are looked at by path (about three times slower).
+const maxHeld = 20000
+
+// release closes the descriptors of t's directories that next does not
+// keep (nil: all of them).
+func (t *treeCache) release(next *treeCache) {
+	for rel, ds := range t.dirs {
+		if ds.fd < 0 {
+			continue
+		}
+		if next != nil && next.dirs[rel] == ds {
+			continue
+		}
+		unix.Close(ds.fd)
+		ds.fd = -1
+	}
 }
 
 // dirState is one directory as last listed.
 type dirState struct {
+	// fd is the directory, held open so that looking at it again costs
+	// one fstat (-1: not held; looked at by path). It is used only while
+	// its parent is unchanged, so it still is the directory at its path.
+	fd       int
 	dev, ino uint64
 	ctime    int64
-	subdirs  []string // children to descend into
-	hits     []string // names of protected children
+	subdirs  []string // children to descend into, by rel
+	subTree  []*Entry // the Tree entry each lies in (nil: none)
+	hits     []string // protected children, by rel
 	hitEntry []Entry
 	repo     bool // holds a .git directory
 }
@@ -200,23 +234,31 @@ func join(rel, name string) string {
 
 // dir visits the directory rel: its protected entries are recorded and
 // its subdirectories visited, from the cache when it is unchanged.
-func (w *walker) dir(rel string, parts []string, inTree *Entry) error {
-	if len(parts) > maxDepth {
+//
+// trusted says that rel's parent is unchanged since the last scan, so the
+// descriptor kept of rel is still the directory at rel.
+func (w *walker) dir(rel string, depth int, inTree *Entry, trusted bool) error {
+	if depth > maxDepth {
 		return ErrTooLarge
 	}
 	var st unix.Stat_t
-	name := rel
-	if name == "" {
-		name = "."
+	ds := w.old.dirs[rel]
+	var err error
+	switch {
+	case rel == "":
+		err = unix.Fstat(w.dirfd, &st)
+	case trusted && ds != nil && ds.fd >= 0:
+		err = unix.Fstat(ds.fd, &st)
+	default:
+		err = unix.Fstatat(w.dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW)
 	}
-	if err := unix.Fstatat(w.dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return nil
 	}
 	ctime := st.Ctim.Nano()
-	ds := w.old.dirs[rel]
-	if ds == nil || ds.dev != uint64(st.Dev) || ds.ino != st.Ino || ds.ctime != ctime || w.now-ctime < hotWindow {
-		var err error
-		if ds, err = w.list(rel, parts, inTree, uint64(st.Dev), st.Ino, ctime); err != nil {
+	unchanged := ds != nil && ds.dev == uint64(st.Dev) && ds.ino == st.Ino && ds.ctime == ctime && w.now-ctime >= hotWindow
+	if !unchanged {
+		if ds, err = w.list(rel, inTree, uint64(st.Dev), st.Ino, ctime); err != nil {
 			return err
 		}
 		if ds == nil {
@@ -224,23 +266,19 @@ func (w *walker) dir(rel string, parts []string, inTree *Entry) error {
 		}
 	}
 	w.cur.dirs[rel] = ds
+	if ds.fd >= 0 {
+		w.cur.held++
+	}
 	if ds.repo && inTree == nil {
 		w.repos = append(w.repos, join(rel, ".git"))
 	}
-	for i, n := range ds.hits {
-		if err := w.record(join(rel, n), ds.hitEntry[i]); err != nil {
+	for i, r := range ds.hits {
+		if err := w.record(r, ds.hitEntry[i]); err != nil {
 			return err
 		}
 	}
-	for _, n := range ds.subdirs {
-		cp := append(append([]string(nil), parts...), n)
-		sub := inTree
-		if sub == nil {
-			if e, ok := w.set.Match(join(rel, n)); ok && e.Kind == Tree {
-				sub = &e
-			}
-		}
-		if err := w.dir(join(rel, n), cp, sub); err != nil {
+	for i, r := range ds.subdirs {
+		if err := w.dir(r, depth+1, ds.subTree[i], unchanged); err != nil {
 			return err
 		}
 	}
@@ -250,7 +288,11 @@ func (w *walker) dir(rel string, parts []string, inTree *Entry) error {
 // list reads the directory rel (opened beneath the tree, no link
 // followed) and decides its protected children and the subdirectories to
 // visit.
-func (w *walker) list(rel string, parts []string, inTree *Entry, dev, ino uint64, ctime int64) (*dirState, error) {
+func (w *walker) list(rel string, inTree *Entry, dev, ino uint64, ctime int64) (*dirState, error) {
+	var parts []string
+	if rel != "" {
+		parts = strings.Split(rel, "/")
+	}
 	name := rel
 	if name == "" {
 		name = "."
@@ -266,7 +308,18 @@ func (w *walker) list(rel string, parts []string, inTree *Entry, dev, ino uint64
 		return nil, nil // unreadable: what is there is unreadable to a tool too
 	}
 	w.listed++
-	ds := &dirState{dev: dev, ino: ino, ctime: ctime}
+	ds := &dirState{fd: -1, dev: dev, ino: ino, ctime: ctime}
+	if rel != "" && w.cur.held < maxHeld {
+		// Keep the directory for the next scan, if it is the one stat saw.
+		if kept, err := unix.Openat(fd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+			var kst unix.Stat_t
+			if unix.Fstat(kept, &kst) == nil && uint64(kst.Dev) == dev && kst.Ino == ino {
+				ds.fd = kept
+			} else {
+				unix.Close(kept)
+			}
+		}
+	}
 	for _, de := range ents {
 		n := de.Name()
 		cp := append(append([]string(nil), parts...), n)
@@ -278,7 +331,7 @@ func (w *walker) list(rel string, parts []string, inTree *Entry, dev, ino uint64
 		}
 		isDir := de.Type()&os.ModeDir != 0
 		if hit {
-			ds.hits = append(ds.hits, n)
+			ds.hits = append(ds.hits, join(rel, n))
 			ds.hitEntry = append(ds.hitEntry, e)
 		}
 		if n == ".git" && isDir {
@@ -287,9 +340,17 @@ func (w *walker) list(rel string, parts []string, inTree *Entry, dev, ino uint64
 		if !isDir {
 			continue
 		}
-		if inTree != nil || (hit && e.Kind == Tree) || (w.set.mayHoldProtected(cp) && n != NotScanned) {
-			ds.subdirs = append(ds.subdirs, n)
+		var sub *Entry
+		switch {
+		case inTree != nil:
+			sub = inTree
+		case hit && e.Kind == Tree:
+			sub = &e
+		case !w.set.mayHoldProtected(cp) || n == NotScanned:
+			continue
 		}
+		ds.subdirs = append(ds.subdirs, join(rel, n))
+		ds.subTree = append(ds.subTree, sub)
 	}
 	return ds, nil
 }
@@ -371,7 +432,7 @@ func (w *walker) add(rel string, e Entry) error {
 	if err := w.record(rel, e); err != nil {
 		return err
 	}
-	return w.dir(rel, strings.Split(rel, "/"), &e)
+	return w.dir(rel, strings.Count(rel, "/")+1, &e, false)
 }
 
 func statOf(st *unix.Stat_t) Stat {
