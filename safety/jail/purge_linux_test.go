@@ -3,10 +3,7 @@
 package jail
 
 import (
-	"bytes"
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,10 +12,9 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-)
 
-// purgeUnprivEnv marks the unprivileged re-run of the PurgeTree tests.
-const purgeUnprivEnv = "BASTION_PURGE_UNPRIV"
+	"github.com/bastion-mcp/bastion/safety/testfs"
+)
 
 // deepLevels is how deep the trees a command may leave are built: with
 // 24-byte names the path is about 37,500 bytes, nine times PATH_MAX.
@@ -225,51 +221,7 @@ func setImmutable(t testing.TB, path string, on bool) {
 // user (setpriv), for whom modes are not bypassed: the walk must give
 // directories mode 0700 itself.
 func TestPurgeTreeUnprivileged(t *testing.T) {
-	if os.Getenv(purgeUnprivEnv) != "" || os.Getuid() != 0 {
-		return // the unprivileged pass itself, or already unprivileged
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Fatalf("setpriv (util-linux) is needed to run these tests unprivileged: %v", err)
-	}
-	base, err := os.MkdirTemp("", "purge-unpriv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(base, "jail.test")
-	data, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp := filepath.Join(base, "tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chown(tmp, 65534, 65534); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
-		bin, "-test.run=^TestPurgeTree", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "HOME="+tmp, purgeUnprivEnv+"=1")
-	cmd.Dir = tmp
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("unprivileged pass: %v\n%s", err, out.String())
-	}
-	if !strings.Contains(out.String(), "--- PASS: TestPurgeTreeRemovesDeepTreeWithModesThatRefuseEntry") {
-		t.Fatalf("the unprivileged pass did not run the deep tree test:\n%s", out.String())
-	}
-	t.Logf("unprivileged pass:\n%s", out.String())
+	testfs.RerunUnprivileged(t, "^TestPurgeTree(RemovesDeepTreeWithModesThatRefuseEntry|MeasuresDeepTreeWithoutChangingIt|NeverEntersMountAndReportsWhatStays|ReportsImmutableFileWithItsSize)$")
 }
 
 // fsImmutableFl is FS_IMMUTABLE_FL of linux/fs.h.

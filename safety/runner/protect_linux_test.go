@@ -11,6 +11,7 @@ import (
 	"github.com/bastion-mcp/bastion/safety/protect"
 	"github.com/bastion-mcp/bastion/safety/runner/runnertest"
 	"github.com/bastion-mcp/bastion/safety/sandbox"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 const devPolicy = "../../policies/dev.example.toml"
@@ -226,7 +227,7 @@ func TestGitWorksInsideTheSandboxWithProtectedPaths(t *testing.T) {
 // TestProtectedPathsUnprivileged runs the protected-path tests again with
 // the server as an unprivileged user (uid 65534), as people run it.
 func TestProtectedPathsUnprivileged(t *testing.T) {
-	runnertest.RerunUnprivileged(t, "^(TestPlantedProtectedPathsNeverRunOutside|TestGitWorksInsideTheSandboxWithProtectedPaths|TestConcurrentRunsNeverRestoreWhatAnotherPlanted)$",
+	testfs.RerunUnprivileged(t, "^(TestPlantedProtectedPathsNeverRunOutside|TestGitWorksInsideTheSandboxWithProtectedPaths|TestConcurrentRunsNeverRestoreWhatAnotherPlanted)$",
 		devPolicy, examplePolicy, "testdata/plant.py")
 }
 

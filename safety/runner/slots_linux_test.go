@@ -13,7 +13,6 @@ import (
 	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/command"
 	"github.com/bastion-mcp/bastion/safety/result"
-	"github.com/bastion-mcp/bastion/safety/runner/runnertest"
 	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
@@ -305,7 +304,7 @@ func TestPersonDecidingHoldsNoSlot(t *testing.T) {
 // TestConcurrencyLimitsHoldUnprivileged runs the concurrency tests above
 // again with the server as an unprivileged user.
 func TestConcurrencyLimitsHoldUnprivileged(t *testing.T) {
-	runnertest.RerunUnprivileged(t, "^(TestParallelCallsNeverRunMoreThanMaxConcurrent|TestCallsBeyondTheQueueAreRefusedAndRunNothing|"+
+	testfs.RerunUnprivileged(t, "^(TestParallelCallsNeverRunMoreThanMaxConcurrent|TestCallsBeyondTheQueueAreRefusedAndRunNothing|"+
 		"TestQueuedCallWhoseClientCancelsLeavesTheQueueAndRunsNothing|TestRefusedCallsTakeNoSlot|TestPersonDecidingHoldsNoSlot)$",
 		examplePolicy)
 }

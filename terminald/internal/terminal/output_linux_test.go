@@ -14,7 +14,7 @@ import (
 	"github.com/bastion-mcp/bastion/safety/command"
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 	"github.com/bastion-mcp/bastion/safety/redact"
-	"github.com/bastion-mcp/bastion/safety/runner/runnertest"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 // shEnv is a terminald in the sandbox profile where sh and printf run,
@@ -193,7 +193,7 @@ func waitUntil(t *testing.T, cond func() bool) {
 // TestOutputAndQueueHoldUnprivileged runs the tests above again with the
 // server as an unprivileged user.
 func TestOutputAndQueueHoldUnprivileged(t *testing.T) {
-	runnertest.RerunUnprivileged(t, "^(TestEscapeSequencesNeverReachTheAnswerRaw|TestRawOutputPassesEscapeSequencesThrough|"+
+	testfs.RerunUnprivileged(t, "^(TestEscapeSequencesNeverReachTheAnswerRaw|TestRawOutputPassesEscapeSequencesThrough|"+
 		"TestNeutralisedOutputIsCappedAfterNeutralising|TestQueuedCallReportsProgressAndFullQueueIsRefused)$",
 		examplePolicy)
 }

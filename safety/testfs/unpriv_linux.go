@@ -1,4 +1,4 @@
-package runnertest
+package testfs
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 
 // UnprivilegedEnv is set in the environment of the unprivileged re-run
 // that RerunUnprivileged starts.
-const UnprivilegedEnv = "BASTION_RUNNERTEST_UNPRIVILEGED"
+const UnprivilegedEnv = "BASTION_TESTFS_UNPRIVILEGED"
 
 // Nobody is the unprivileged user and group the re-run runs as.
 const Nobody = 65534
