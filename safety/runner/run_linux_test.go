@@ -217,7 +217,7 @@ func TestRunCannotLeaveFilesInHomeForTheNextRun(t *testing.T) {
 	// A used pair returns to the pool shortly after the answer.
 	pooled := func() {
 		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); len(f.r.spare) == 0; time.Sleep(2 * time.Millisecond) {
+		for deadline := time.Now().Add(5 * time.Second); len(f.r.spare)+len(f.r.primed) == 0; time.Sleep(2 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("the private directories never returned to the pool")
 			}

@@ -1032,6 +1032,18 @@ def cmd_diskhold(files, mb, *token):
         say("held", 0, (i + 1) * int(mb))
     done("diskhold")
 
+def cmd_diskholdsync(files, mb, *token):
+    # As diskhold, each file written to the disk before the next.
+    chunk = b"\x01" * (1 << 20)
+    for i in range(int(files)):
+        with open("fill%03d" % i, "wb") as f:
+            for _ in range(int(mb)):
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        say("held", 0, (i + 1) * int(mb))
+    done("diskholdsync")
+
 def cmd_fill(path, mb, *token):
     with open(path, "wb") as f:
         for _ in range(int(mb)):
