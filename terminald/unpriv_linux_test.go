@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 // nobody is the unprivileged user the server runs as in these tests.
@@ -83,6 +84,15 @@ func TestBinaryRunsUnprivileged(t *testing.T) {
 
 func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
 	t.Helper()
+	if mode&0o111 != 0 {
+		// A program: written by another process, or a parallel test's fork
+		// could inherit the open file and its exec fail with ETXTBSY.
+		testfs.CopyExecutable(t, src, dst)
+		if err := os.Chmod(dst, mode); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
 	in, err := os.Open(src)
 	if err != nil {
 		t.Fatal(err)

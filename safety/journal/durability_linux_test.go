@@ -11,6 +11,7 @@ import (
 
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 // unprivBaseEnv names the directory the unprivileged pass of
@@ -42,13 +43,7 @@ func TestOpenFailsWhenCompactionCannotSyncDirectory(t *testing.T) {
 		t.Fatalf("setpriv (util-linux) is needed to run this test as uid %d: %v", nobody, err)
 	}
 	bin := filepath.Join(base, "journal.test")
-	data, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testfs.CopyExecutable(t, os.Args[0], bin)
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
 		bin, "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), unprivBaseEnv+"="+base)

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 // bndShortDir is a fresh directory with a short path (UNIX socket paths are
@@ -985,13 +986,7 @@ func TestAttacksUnprivileged(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(base, "sandbox.test")
-	data, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testfs.CopyExecutable(t, os.Args[0], bin)
 	tmp := filepath.Join(base, "tmp")
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		t.Fatal(err)

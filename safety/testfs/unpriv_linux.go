@@ -51,13 +51,7 @@ func RerunUnprivileged(t *testing.T, pattern string, files ...string) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(base, filepath.Base(os.Args[0]))
-	data, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	CopyExecutable(t, os.Args[0], bin)
 	// The copy of the working directory sits as deep below base as the
 	// files reach up from it.
 	up := 0
@@ -121,5 +115,21 @@ func RerunUnprivileged(t *testing.T, pattern string, files ...string) {
 		if strings.HasPrefix(line, "--- PASS") {
 			t.Log("unprivileged:", strings.TrimPrefix(line, "--- "))
 		}
+	}
+}
+
+// CopyExecutable copies the program at src to dst (mode 0755) for
+// another user or process to run. The copy is written by cp, a process of
+// its own: a file this process held open for writing would be inherited
+// by any child that a parallel test forks meanwhile, and executing dst
+// would then fail with ETXTBSY ("text file busy") until that child
+// exec'd.
+func CopyExecutable(t testing.TB, src, dst string) {
+	t.Helper()
+	if out, err := exec.Command("cp", "--", src, dst).CombinedOutput(); err != nil {
+		t.Fatalf("copying %s: %v %s", src, err, out)
+	}
+	if err := os.Chmod(dst, 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
