@@ -132,12 +132,19 @@ func (e *Engine) repoFor(root *jail.Root, key, rel string) *gitRepo {
 // index is re-read only when its stamp (identity, size, modification time)
 // changes; the ignore files are re-read after rootRecheck.
 func (e *Engine) gitRepoAt(root *jail.Root, key, top string) *gitRepo {
+	return e.gitRepoRead(root, key, top, false)
+}
+
+// gitRepoRead is gitRepoAt; fresh looks at the .git and the index's stamp
+// again even within rootRecheck (a decision to delete must see a git add
+// made a moment ago).
+func (e *Engine) gitRepoRead(root *jail.Root, key, top string, fresh bool) *gitRepo {
 	c := &e.git
 	ck := key + "\x00" + top
 	c.mu.Lock()
 	now := time.Now()
 	old := c.repos[ck]
-	if old != nil && now.Sub(old.checked) < rootRecheck {
+	if old != nil && now.Sub(old.checked) < rootRecheck && !fresh {
 		c.mu.Unlock()
 		if old.none {
 			return nil
@@ -337,4 +344,50 @@ func (g *SummaryGit) text() string {
 		}
 	}
 	return b.String()
+}
+
+// GitHold is what git says of everything beneath one directory, read at
+// the moment of asking: how many paths the index of its repository lists
+// under it, and which repository. NotRead says why the repository's git
+// files were not read (then Tracked is unknown, not zero).
+type GitHold struct {
+	Tracked int
+	Repo    string
+	NotRead string
+}
+
+// TrackedUnder counts the paths the index lists beneath the directory rel
+// (root-relative) in the repository that holds rel's entries: rel itself
+// when it is a repository's top, else its nearest enclosing one. It reads
+// the index (memoised by its stamp, as every git fact is) and no
+// directory: repositories nested below rel are not counted (a summary of
+// rel counts them). It looks at the .git files and the index's stamp
+// afresh, so a git add made a moment ago is seen. ok is false when no
+// repository holds rel.
+func (e *Engine) TrackedUnder(root *jail.Root, rel string) (h GitHold, ok bool) {
+	rel, err := CleanRel(rel)
+	if err != nil || rel == "." {
+		rel = ""
+	}
+	key := rootKey(root)
+	for d := rel; ; d = parentOf(d) {
+		r := e.gitRepoRead(root, key, d, true)
+		if r != nil {
+			h = GitHold{Repo: r.name(), NotRead: r.refused}
+			if r.refused != "" {
+				return h, true
+			}
+			prefix := ""
+			if d != rel {
+				prefix = r.sub(rel) + "/"
+			}
+			lo := sort.SearchStrings(r.tracked, prefix)
+			n := sort.Search(len(r.tracked)-lo, func(i int) bool { return !strings.HasPrefix(r.tracked[lo+i], prefix) })
+			h.Tracked = n
+			return h, true
+		}
+		if d == "" {
+			return GitHold{}, false
+		}
+	}
 }
