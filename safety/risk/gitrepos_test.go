@@ -63,7 +63,7 @@ func makeCodeRoot(t *testing.T, home string, n int, seed int64) *codeRoot {
 			write(t, nested, "a.out", "x")
 			write(t, nested, "build/b.txt", "x")
 			write(t, nested, "src/main.go", "package main\n")
-			runGit(t, nested, "", "add", "src/main.go", ".gitignore")
+			runGit(t, nested, "", "add", "-f", "src/main.go", ".gitignore")
 			c.repos = append(c.repos, name+"/tools/nested")
 		}
 		var add []string
@@ -84,9 +84,9 @@ func makeCodeRoot(t *testing.T, home string, n int, seed int64) *codeRoot {
 	write(t, src, "lib.txt", "lib\n")
 	write(t, src, ".gitignore", "*.log\n")
 	runGit(t, src, "", "init", "-q")
-	runGit(t, src, "", "add", ".")
+	runGit(t, src, "", "add", "-f", ".")
 	runGit(t, src, "", "commit", "-q", "-m", "x")
-	runGit(t, filepath.Join(c.dir, "repo00"), "", "-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "sub")
+	runGit(t, filepath.Join(c.dir, "repo00"), "", "-c", "protocol.file.allow=always", "submodule", "add", "-f", "-q", src, "sub")
 	write(t, c.dir, "repo00/sub/x.log", "x")
 	write(t, c.dir, "repo00/sub/new.txt", "x")
 	c.repos = append(c.repos, "repo00/sub")
@@ -180,7 +180,7 @@ func gitOracle(t *testing.T, dir, home string, paths []string) oracle {
 // targets are never opened (an open would block past the deadline).
 func TestEveryRepositoryUnderARootAgreesWithGit(t *testing.T) {
 	home := gitEnv(t)
-	c := makeCodeRoot(t, home, 12, 7)
+	c := makeCodeRoot(t, home, 50, 7)
 	paths := c.allPaths(t)
 	byRepo := map[string][]string{}
 	for p := range paths {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -181,5 +182,79 @@ func TestFindRadarCountsAreListedOrExplained(t *testing.T) {
 	fr := f.Radar
 	if fr == nil || fr.NotIgnorable != 1 || len(fr.Items) != 0 || fr.Normal != 1 || !strings.Contains(fr.Unlisted, "1 NORMAL file(s) are counted in not_ignorable but not listed") {
 		t.Fatalf("radar %+v: want the lowered .env.local counted as NORMAL and its absence from items explained", fr)
+	}
+}
+
+// gitOut runs git in dir, isolated, and returns its output.
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	home := t.TempDir()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "xdg"), "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return string(out)
+}
+
+// TestEveryFindHoldingTrackedFilesIsKept: on a ~/code root of
+// repositories (node_modules committed, ignored, or untracked; a linked
+// worktree of a committing repository; a submodule that commits its
+// node_modules; a .git file pointing outside the root), every find is kept
+// exactly when git ls-files in its own repository lists a path in it, or
+// its repository's git files cannot be read, and the reason says so.
+func TestEveryFindHoldingTrackedFilesIsKept(t *testing.T) {
+	e := newEnv(t)
+	var committing []string
+	for i := range 9 {
+		name := filepath.Join(e.root, "r"+strconv.Itoa(i))
+		switch i % 3 {
+		case 0:
+			committedNodeModules(t, e.root, "r"+strconv.Itoa(i))
+			committing = append(committing, name)
+		case 1:
+			nodeProject(t, name)
+			testfs.Write(t, filepath.Join(name, ".gitignore"), "node_modules/\n")
+			gitIn(t, name, "init", "-q")
+			gitIn(t, name, "add", ".gitignore", "package.json")
+			gitIn(t, name, "commit", "-q", "-m", "x")
+		default:
+			nodeProject(t, name)
+			gitIn(t, name, "init", "-q")
+		}
+	}
+	gitIn(t, committing[0], "worktree", "add", "-q", filepath.Join(e.root, "wt"))
+	src := filepath.Join(e.outside, "subsrc")
+	committedNodeModules(t, e.outside, "subsrc")
+	gitIn(t, committing[1], "-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "sub")
+	nodeProject(t, filepath.Join(e.root, "escape"))
+	testfs.Write(t, filepath.Join(e.root, "escape", ".git"), "gitdir: "+filepath.Join(e.outside, "subsrc", ".git")+"\n")
+
+	s := e.scanOK(map[string]any{})
+	if len(s.Finds) != 12 {
+		t.Fatalf("%d finds, want 12: %v", len(s.Finds), paths(s))
+	}
+	for _, f := range s.Finds {
+		project := filepath.Dir(f.Path)
+		var tracked int
+		if filepath.Base(project) != "escape" {
+			tracked = len(strings.Fields(gitOut(t, project, "ls-files", "--", "node_modules")))
+		}
+		switch {
+		case filepath.Base(project) == "escape":
+			if !f.Keep || !strings.Contains(f.KeepReason, "whose git files were not read") {
+				t.Errorf("%s (a .git file pointing outside): keep %v, reason %q", f.Path, f.Keep, f.KeepReason)
+			}
+		case tracked > 0:
+			want := "holds " + strconv.Itoa(tracked) + " file(s) tracked by git"
+			if !f.Keep || !strings.Contains(f.KeepReason, want) {
+				t.Errorf("%s (git tracks %d): keep %v, reason %q", f.Path, tracked, f.Keep, f.KeepReason)
+			}
+		default:
+			if f.Keep {
+				t.Errorf("%s (nothing tracked): keep, reason %q", f.Path, f.KeepReason)
+			}
+		}
 	}
 }
