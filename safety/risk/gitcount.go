@@ -13,20 +13,25 @@ import (
 // holds for the directories on the way down (dirs, outermost first): a
 // file then costs a step forward in its directory's tracked paths and one
 // match per ignore file that applies, not a search of the whole index and
-// a climb to the top. Which repository a directory belongs to is
-// memoised per directory; the walk says which directories hold a .git
-// (note), so a directory costs no extra system call.
+// a climb to the top. Which repository a directory belongs to is kept on a
+// stack of the directories on the way down (memory bounded by the depth);
+// the walk says which directories hold a .git (note), so a directory costs
+// no extra system call.
 type gitCounter struct {
-	e      *Engine
-	root   *jail.Root
-	key    string
-	s      *Summary
-	max    int                  // MaxListed: tracked files listed
-	frames map[string]*gitFrame // directory (root-relative) -> its repository; nil value: none
-	hasGit map[string]bool      // directories the walk saw holding a .git
-	last   string               // the directory of the last file counted
-	lastF  *gitFrame
-	seen   bool // last/lastF are set
+	e     *Engine
+	root  *jail.Root
+	key   string
+	s     *Summary
+	max   int                  // MaxListed: tracked files listed
+	repos map[string]*gitFrame // by top: one frame per repository met
+	stack []dirFrame           // the directories on the way down, outermost first
+}
+
+// dirFrame is one directory on the way down and the repository its
+// entries belong to (nil: none).
+type dirFrame struct {
+	dir   string
+	frame *gitFrame
 }
 
 // gitFrame is one repository met by a summary, with its counts.
@@ -48,39 +53,83 @@ type gitDirFacts struct {
 
 // summaryGit prepares the git counts of a summary of root.
 func (e *Engine) summaryGit(root *jail.Root, s *Summary) *gitCounter {
-	return &gitCounter{e: e, root: root, key: rootKey(root), s: s, max: 50,
-		frames: map[string]*gitFrame{}, hasGit: map[string]bool{}}
+	return &gitCounter{e: e, root: root, key: rootKey(root), s: s, max: 50, repos: map[string]*gitFrame{}}
 }
 
-// note records that the walk saw dir (root-relative, "" for the root)
-// holding, or not, an entry named .git.
-func (g *gitCounter) note(dir string, has bool) {
-	if g != nil {
-		g.hasGit[dir] = has
+// isUnder reports whether dir is d or below it ("" is the root).
+func isUnder(dir, d string) bool {
+	return d == "" || dir == d || len(dir) > len(d) && dir[len(d)] == '/' && dir[:len(d)] == d
+}
+
+// climb leaves the directories on the stack that are not dir or its
+// ancestors, and returns dir's entry when it is on top.
+func (g *gitCounter) climb(dir string) (dirFrame, bool) {
+	for n := len(g.stack); n > 0; n-- {
+		top := g.stack[n-1]
+		if top.dir == dir {
+			return top, true
+		}
+		if isUnder(dir, top.dir) {
+			break
+		}
+		g.stack = g.stack[:n-1]
 	}
+	return dirFrame{}, false
+}
+
+// note records that the walk entered dir (root-relative, "" for the
+// root), which holds, or not, an entry named .git.
+func (g *gitCounter) note(dir string, has bool) {
+	if g == nil {
+		return
+	}
+	if _, ok := g.climb(dir); ok {
+		return
+	}
+	var f *gitFrame
+	switch n := len(g.stack); {
+	case has:
+		if r := g.e.gitRepoAt(g.root, g.key, dir); r != nil {
+			f = g.frame(r)
+		} else if dir != "" {
+			f = g.frameFor(parentOf(dir))
+		}
+	case n > 0 && g.stack[n-1].dir == parentOf(dir) && dir != "":
+		f = g.stack[n-1].frame
+	default:
+		f = g.slowFrame(dir)
+	}
+	g.stack = append(g.stack, dirFrame{dir: dir, frame: f})
 }
 
 // frameFor returns the repository dir's entries belong to, or nil.
 func (g *gitCounter) frameFor(dir string) *gitFrame {
-	if f, ok := g.frames[dir]; ok {
-		return f
+	if top, ok := g.climb(dir); ok {
+		return top.frame
 	}
-	var f *gitFrame
-	has, known := g.hasGit[dir]
-	if !known || has {
-		if r := g.e.gitRepoAt(g.root, g.key, dir); r != nil {
-			f = g.frame(r)
-		}
-	}
-	if f == nil && dir != "" {
-		f = g.frameFor(parentOf(dir))
-	}
-	g.frames[dir] = f
+	f := g.slowFrame(dir)
+	g.stack = append(g.stack, dirFrame{dir: dir, frame: f})
 	return f
 }
 
-// frame starts counting the repository r.
+// slowFrame finds dir's repository by looking for a .git in dir and each
+// of its ancestors (the start of a summary, or a call out of walk order).
+func (g *gitCounter) slowFrame(dir string) *gitFrame {
+	for d := dir; ; d = parentOf(d) {
+		if r := g.e.gitRepoAt(g.root, g.key, d); r != nil {
+			return g.frame(r)
+		}
+		if d == "" {
+			return nil
+		}
+	}
+}
+
+// frame returns the frame counting the repository r, started on first use.
 func (g *gitCounter) frame(r *gitRepo) *gitFrame {
+	if f := g.repos[r.top]; f != nil {
+		return f
+	}
 	if g.s.Git == nil {
 		g.s.Git = &SummaryGit{}
 	}
@@ -91,7 +140,9 @@ func (g *gitCounter) frame(r *gitRepo) *gitFrame {
 			g.s.Git.Refused = r.name() + ": " + r.refused
 		}
 	}
-	return &gitFrame{repo: r, at: len(g.s.Git.Repos) - 1}
+	f := &gitFrame{repo: r, at: len(g.s.Git.Repos) - 1}
+	g.repos[r.top] = f
+	return f
 }
 
 // repoCounts is f's share of the counts.
@@ -104,11 +155,7 @@ func (g *gitCounter) count(rel string) (ignored bool) {
 	if g == nil {
 		return false
 	}
-	dir := parentOf(rel)
-	if !g.seen || dir != g.last {
-		g.last, g.lastF, g.seen = dir, g.frameFor(dir), true
-	}
-	f := g.lastF
+	f := g.frameFor(parentOf(rel))
 	if f == nil {
 		return false
 	}
