@@ -109,6 +109,9 @@ func (s *Server) scan(ctx context.Context, req mcp.CallToolRequest, a scanArgs) 
 	if n := riskyFinds(finds); n > 0 {
 		reason += fmt.Sprintf("; %d of the finds shown hold HIGH_RISK files (see each find's radar) that deleting would destroy", n)
 	}
+	if n := gitKept(finds); n > 0 {
+		reason += fmt.Sprintf("; %d of the finds shown are kept because git tracks files in them (see keep_reason): not reclaimable", n)
+	}
 	if truncated {
 		reason += fmt.Sprintf("; showing the %d largest (raise min_size_mb or narrow path to see others)", s.maxFinds)
 	}
@@ -284,4 +287,15 @@ func (s *Server) rootList() string {
 		ps = append(ps, r.Path())
 	}
 	return strings.Join(ps, ", ")
+}
+
+// gitKept counts the finds kept for git's sake (not by a keep file).
+func gitKept(finds []Find) int {
+	n := 0
+	for _, f := range finds {
+		if f.Keep && f.Inside != nil && strings.Contains(f.KeepReason, "allow_tracked") {
+			n++
+		}
+	}
+	return n
 }

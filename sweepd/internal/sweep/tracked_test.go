@@ -62,7 +62,12 @@ func TestCommittedNodeModulesUnderARepositoryIsKept(t *testing.T) {
 	gitIn(t, plain, "init", "-q")
 	gitIn(t, plain, "add", ".gitignore", "package.json")
 
-	s := e.scanOK(map[string]any{})
+	r0 := e.call("scan", map[string]any{})
+	wantCode(t, r0, "OK")
+	if !strings.Contains(r0.Reason, "1 of the finds shown are kept because git tracks files in them") {
+		t.Fatalf("scan reason %q does not say a find is kept for git", r0.Reason)
+	}
+	s := scanOf(t, r0)
 	f := findAt(t, s, nm)
 	if !f.Keep || !strings.Contains(f.KeepReason, "holds 1 file(s) tracked by git") || !strings.Contains(f.KeepReason, `"action"`) ||
 		!strings.Contains(f.KeepReason, "allow_tracked") {
