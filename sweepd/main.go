@@ -87,7 +87,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fallback, timeout := pol.Approval.Asking()
 	asker := approval.New(approval.Options{Fallback: approval.Fallback(fallback), Timeout: timeout, Audit: alog})
 	srv, err := sweep.New(sweep.Options{Radar: radar, Roots: opened, Disable: pol.Sweep.Disable, TicketTTL: pol.Sweep.TTL(),
-		MaxFinds: pol.Sweep.MaxFinds, Audit: alog, Logger: logger, Version: version, Asker: asker, Confirmer: approval.Who(who)})
+		MaxFinds: pol.Sweep.MaxFinds, Audit: alog, Logger: logger, Version: version, Asker: asker, Confirmer: approval.Who(who),
+		AllowTracked: pol.Sweep.AllowTracked})
 	if err != nil {
 		return config.Exit(stderr, config.Fatalf("%v", err))
 	}

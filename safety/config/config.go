@@ -114,6 +114,11 @@ type Sweep struct {
 	Disable []string `toml:"disable" json:"disable"`
 	// MaxFinds bounds one scan's response (default 500).
 	MaxFinds int `toml:"max_finds" json:"max_finds"`
+	// AllowTracked lets a find that holds files git tracks (a committed
+	// node_modules, dist or vendor) be reclaimed; by default it is kept
+	// (keep: true, with the reason) and its reclaim refused. Even when
+	// true, the person's question counts the tracked files that go.
+	AllowTracked bool `toml:"allow_tracked" json:"allow_tracked"`
 }
 
 // Terminal is terminald's section.

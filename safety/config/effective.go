@@ -106,6 +106,7 @@ func (e *Effective) sweepd(s Sweep, extra []string) []string {
 	}
 	e.set("sweep.max_finds", "%d", mf)
 	e.set("sweep.disable", "%d kind(s) %s", len(s.Disable), list(s.Disable))
+	e.set("sweep.allow_tracked", "%t", s.AllowTracked)
 	e.set("sandbox", "none needed: sweepd runs no programs")
 	return roots
 }

@@ -78,16 +78,27 @@ func askAbout(preview Result) (approval.Question, []int) {
 	var asked []int
 	var items, binding []string
 	var total int64
+	risky, tracked := 0, 0
 	for i, o := range preview.Outcomes {
 		if o.Code != result.OK {
 			continue
 		}
 		asked = append(asked, i)
-		items = append(items, fmt.Sprintf("%s (%s, %s)", o.Path, o.kind, Size(o.SizeBytes)))
+		items = append(items, fmt.Sprintf("%s (%s, %s)%s", o.Path, o.kind, Size(o.SizeBytes), o.Inside.describe()))
 		binding = append(binding, bindingOf(o))
 		total += o.SizeBytes
+		if o.Inside != nil {
+			risky += o.Inside.HighRiskCount
+			tracked += o.Inside.TrackedCount
+		}
 	}
 	facts := [][2]string{{"Directories", strconv.Itoa(len(asked))}, {"Total size", Size(total)}}
+	if risky > 0 {
+		facts = append(facts, [2]string{"HIGH_RISK files inside (risk radar)", strconv.Itoa(risky)})
+	}
+	if tracked > 0 {
+		facts = append(facts, [2]string{"Files tracked by git that go with them ([sweep] allow_tracked)", strconv.Itoa(tracked)})
+	}
 	if n := len(preview.Outcomes) - len(asked); n > 0 {
 		facts = append(facts, [2]string{"Ids not included (already used, expired, unknown or changed)", strconv.Itoa(n)})
 	}

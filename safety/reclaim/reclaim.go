@@ -22,6 +22,7 @@ import (
 	"github.com/bastion-mcp/bastion/safety/ids"
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/risk"
 )
 
 // MaxIDs is how many ids one request may name.
@@ -50,6 +51,9 @@ type Ticket struct {
 	ID      jail.Identity
 	Size    int64
 	Keep    bool
+	// Inside is what the scan's radar saw inside the find (HIGH_RISK and
+	// git-tracked files); nil when it saw nothing to tell.
+	Inside *Inside
 }
 
 // Kind is what a find of one enabled kind must still show when it is
@@ -76,6 +80,13 @@ type Options struct {
 	// confirm: "delete" alone deletes, as before approval.
 	Asker     *approval.Asker
 	Confirmer approval.Who
+	// Radar, when set, counts again, at the moment of each reclaim, the
+	// paths git's index lists beneath the find (risk.Engine.TrackedUnder),
+	// besides what the scan saw.
+	Radar *risk.Engine
+	// AllowTracked ([sweep] allow_tracked) lets a find that holds files
+	// git tracks be reclaimed; by default it is refused (Inside.GitKeep).
+	AllowTracked bool
 }
 
 // Reclaimer issues tickets for finds and reclaims them by id.
@@ -121,6 +132,9 @@ type Outcome struct {
 	Code      result.Code `json:"code"`
 	Reason    string      `json:"reason"`
 	SizeBytes int64       `json:"size_bytes"`
+	// Inside names the HIGH_RISK and git-tracked files the find holds
+	// (omitted when it holds none).
+	Inside *Inside `json:"inside,omitempty"`
 
 	kind string    // the ticket's kind, once its ticket was found
 	live jail.Info // the find as a dry run's re-check saw it
@@ -246,10 +260,41 @@ func (r *Reclaimer) one(ctx context.Context, id string, dry bool) Outcome {
 		out.Code, out.Reason = result.OperationFailed, "cancelled before this id was handled"
 		return out
 	}
+	if err := r.gitCheck(t, &out); err != nil {
+		out.Code, out.Reason = result.Classify(err)
+		return out
+	}
 	if dry {
 		return verify(t, g, out)
 	}
 	return r.remove(t, g, out)
+}
+
+// gitCheck refuses a find that holds files git tracks (by the scan's walk
+// or by the index now) unless Options.AllowTracked, and gives out what the
+// find holds.
+func (r *Reclaimer) gitCheck(t Ticket, out *Outcome) error {
+	var live risk.GitHold
+	if r.o.Radar != nil {
+		live, _ = r.o.Radar.TrackedUnder(t.Root, t.Rel)
+	}
+	in := Inside{}
+	if t.Inside != nil {
+		in = *t.Inside
+	}
+	if live.Tracked > in.TrackedCount {
+		in.TrackedCount = live.Tracked
+		if live.Repo != "" && !contains(in.Repos, live.Repo) {
+			in.Repos = append(append([]string(nil), in.Repos...), live.Repo)
+		}
+	}
+	if !in.empty() {
+		out.Inside = &in
+	}
+	if keep, why := in.GitKeep(live, r.o.AllowTracked); keep {
+		return errTracked(why)
+	}
+	return nil
 }
 
 // verify is a dry run's re-check of one find.

@@ -198,7 +198,7 @@ func checkRefusedEverywhere(t *testing.T, dir, want string) {
 		t.Fatal(err)
 	}
 	for _, md := range []Metadata{d.Metadata, dp.Metadata} {
-		if md.Git != nil || md.Importance != HighRisk || md.SuggestedAction == ConsultHistory {
+		if md.Git == nil || !strings.Contains(md.Git.NotRead, want) || md.Importance != HighRisk || md.SuggestedAction == ConsultHistory {
 			t.Fatalf("descriptor with a refused index: git %+v, importance %s, action %s", md.Git, md.Importance, md.SuggestedAction)
 		}
 	}
@@ -373,7 +373,7 @@ func TestGitSummaryCountsAgreeWithGit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Git == nil || *s.Git != want {
+			if s.Git == nil || s.Git.Tracked != want.Tracked || s.Git.Untracked != want.Untracked || s.Git.Ignored != want.Ignored {
 				t.Fatalf("summary git %+v, git says %+v", s.Git, want)
 			}
 			// In walk order, then backwards (the counter's cursors must
@@ -454,11 +454,11 @@ func TestGitDescriptorsAndSummary(t *testing.T) {
 		action  Action
 		because string
 	}{
-		{".env", GitFacts{Tracked: true}, HighRisk, ConsultHistory, "tracked by git"},
-		{".env.local", GitFacts{Ignored: true, IgnoredBy: ".gitignore:2: .env.local"}, HighRisk, "", ""},
-		{"run.out", GitFacts{Ignored: true, IgnoredBy: ".gitignore:1: *.out"}, Ignorable, SafeToIgnore, "ignored by git (.gitignore:1: *.out)"},
-		{"main.go", GitFacts{Tracked: true}, Normal, "", ""},
-		{"notes.txt", GitFacts{}, Normal, "", ""},
+		{".env", GitFacts{Repo: ".", Tracked: true}, HighRisk, ConsultHistory, "tracked by git"},
+		{".env.local", GitFacts{Repo: ".", Ignored: true, IgnoredBy: ".gitignore:2: .env.local"}, HighRisk, "", ""},
+		{"run.out", GitFacts{Repo: ".", Ignored: true, IgnoredBy: ".gitignore:1: *.out"}, Ignorable, SafeToIgnore, "ignored by git (.gitignore:1: *.out)"},
+		{"main.go", GitFacts{Repo: ".", Tracked: true}, Normal, "", ""},
+		{"notes.txt", GitFacts{Repo: "."}, Normal, "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(caseName(tc.rel), func(t *testing.T) {
@@ -482,7 +482,8 @@ func TestGitDescriptorsAndSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (SummaryGit{Tracked: 3, Untracked: 1, Ignored: 2}); s.Git == nil || *s.Git != want {
+	if s.Git == nil || s.Git.Tracked != 3 || s.Git.Untracked != 1 || s.Git.Ignored != 2 || len(s.Git.Repos) != 1 || s.Git.Repos[0].Repo != "." {
+		want := SummaryGit{Tracked: 3, Untracked: 1, Ignored: 2}
 		t.Fatalf("summary git %+v, want %+v", s.Git, want)
 	}
 	// run.out is IGNORABLE in the counts, as in its descriptor.
@@ -521,12 +522,12 @@ func TestClassifyPathGivesGitFacts(t *testing.T) {
 		action  Action
 		because string
 	}{
-		{".env", false, GitFacts{Tracked: true}, HighRisk, ConsultHistory, "tracked by git"},
-		{".env.local", false, GitFacts{Ignored: true, IgnoredBy: ".gitignore:2: .env.local"}, HighRisk, ReadOnly, ""},
-		{"run.out", false, GitFacts{Ignored: true, IgnoredBy: ".gitignore:1: *.out"}, Ignorable, SafeToIgnore, "ignored by git (.gitignore:1: *.out)"},
-		{"later.out", false, GitFacts{Ignored: true, IgnoredBy: ".gitignore:1: *.out"}, Ignorable, SafeToIgnore, "ignored by git"},
-		{"notes.txt", false, GitFacts{}, Normal, "", ""},
-		{"src", true, GitFacts{Tracked: true}, Normal, "", ""},
+		{".env", false, GitFacts{Repo: ".", Tracked: true}, HighRisk, ConsultHistory, "tracked by git"},
+		{".env.local", false, GitFacts{Repo: ".", Ignored: true, IgnoredBy: ".gitignore:2: .env.local"}, HighRisk, ReadOnly, ""},
+		{"run.out", false, GitFacts{Repo: ".", Ignored: true, IgnoredBy: ".gitignore:1: *.out"}, Ignorable, SafeToIgnore, "ignored by git (.gitignore:1: *.out)"},
+		{"later.out", false, GitFacts{Repo: ".", Ignored: true, IgnoredBy: ".gitignore:1: *.out"}, Ignorable, SafeToIgnore, "ignored by git"},
+		{"notes.txt", false, GitFacts{Repo: "."}, Normal, "", ""},
+		{"src", true, GitFacts{Repo: ".", Tracked: true}, Normal, "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(caseName(tc.rel), func(t *testing.T) {

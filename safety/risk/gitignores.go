@@ -47,15 +47,19 @@ type gitDir struct {
 // matching line decides, by its last matching line; and nothing under an
 // excluded directory is re-included. Directories' answers are memoised.
 type ignoreStack struct {
+	top    string // the repository's top, root-relative ("" for the root)
 	info   *ignoreList
 	global *ignoreList
 	mu     sync.Mutex
 	dirs   map[string]*gitDir
 }
 
-func newIgnoreStack(root *jail.Root, global *ignoreList) *ignoreStack {
-	s := &ignoreStack{global: global, dirs: map[string]*gitDir{}}
-	s.info = readIgnoreFile(root, ".git/info/exclude", ".git/info/exclude", "")
+// newIgnoreStack reads the info/exclude of the repository at top (its
+// common git directory is common, root-relative); the .gitignore files are
+// read as directories are asked about, relative to top.
+func newIgnoreStack(root *jail.Root, top, common string, global *ignoreList) *ignoreStack {
+	s := &ignoreStack{top: top, global: global, dirs: map[string]*gitDir{}}
+	s.info = readIgnoreFile(root, common+"/info/exclude", ".git/info/exclude", "")
 	return s
 }
 
@@ -132,7 +136,7 @@ func (s *ignoreStack) dir(root *jail.Root, d string) *gitDir {
 			name = d + "/.gitignore"
 		}
 		g.scope.lists = tail
-		if l := readIgnoreFile(root, name, name, d); l != nil {
+		if l := readIgnoreFile(root, joinRel(s.top, name), name, d); l != nil {
 			g.scope.lists = append([]*ignoreList{l}, tail...)
 		}
 	}

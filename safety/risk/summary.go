@@ -68,8 +68,9 @@ type Summary struct {
 	Skipped   int      `json:"skipped"`
 	Truncated bool     `json:"truncated"`
 	Packs     []string `json:"packs"`
-	// Git counts files by what the repository's git files say, when the
-	// root is a repository's top (see SummaryGit).
+	// Git counts files by what their repositories' git files say (each
+	// file by its nearest enclosing repository under the root), when any
+	// file lies in one (see SummaryGit).
 	Git *SummaryGit `json:"git,omitempty"`
 	// Usage is the disk usage beneath the directory (not the directory
 	// itself) when SummaryLimits.Usage asked for it, else nil.
@@ -176,6 +177,7 @@ func (e *Engine) summarizeDir(ctx context.Context, root *jail.Root, dir *jail.Di
 	w := &walker{ctx: ctx, flat: st.flat, set: st.set, lim: lim, s: s, loose: map[*Rule]*SummaryItem{}, items: map[Importance][]*SummaryItem{},
 		scratch: make([]int32, len(st.flat))}
 	w.git = e.summaryGit(root, s)
+	w.git.max = lim.MaxListed
 	if lim.Usage {
 		s.Usage = &jail.Usage{}
 		w.usage, w.stop = s.Usage, func() bool { return ctx.Err() != nil }
@@ -281,6 +283,8 @@ func (w *walker) walk(dir *jail.Dir, prefix string, state []int32) error {
 		return refusal(err)
 	}
 	slices.SortFunc(ents, func(a, b jail.Entry) int { return strings.Compare(a.Name, b.Name) })
+	_, hasGit := slices.BinarySearchFunc(ents, ".git", func(a jail.Entry, n string) int { return strings.Compare(a.Name, n) })
+	w.git.note(strings.TrimSuffix(prefix, "/"), hasGit)
 	for i, ent := range ents {
 		if w.entries >= w.lim.MaxEntries {
 			w.truncated = true

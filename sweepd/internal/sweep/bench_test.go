@@ -150,3 +150,32 @@ func benchReclaimVsRm(b *testing.B, base, src string) {
 		os.RemoveAll(copyB)
 	}
 }
+
+// BenchmarkReposScanVsFindDu is the scan of BenchmarkScanAndReclaimVsFindDuRm
+// on a ~/code root of 200 git repositories and 200,000 files: each project
+// a repository (package.json, src and a .gitignore committed), every tenth
+// also committing one package of its node_modules (that find is kept). The
+// scan reads each repository's git files to count every find's tracked
+// files; the goal is still ≤ 1.0× find -prune + du -s of the same tree.
+func BenchmarkReposScanVsFindDu(b *testing.B) {
+	src := filepath.Join(b.TempDir(), "code")
+	files := benchTree(b, src, 200, 25, 40)
+	projects, err := filepath.Glob(filepath.Join(src, "group*", "proj*"))
+	must(b, err)
+	git := func(dir string, args ...string) {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	for i, p := range projects {
+		must(b, os.WriteFile(filepath.Join(p, ".gitignore"), []byte("node_modules/\n"), 0o644))
+		git(p, "init", "-q")
+		git(p, "add", "package.json", "src", ".gitignore")
+		if i%10 == 0 {
+			git(p, "add", "-f", "node_modules/pkg00")
+		}
+	}
+	benchScanVsFindDu(b, src, files)
+}

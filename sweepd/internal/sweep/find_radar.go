@@ -2,9 +2,11 @@ package sweep
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/reclaim"
 	"github.com/bastion-mcp/bastion/safety/risk"
 )
 
@@ -21,6 +23,12 @@ type FindRadar struct {
 	NotIgnorable int `json:"not_ignorable"`
 	// HighRisk counts the HIGH_RISK files among them.
 	HighRisk int `json:"high_risk"`
+	// Normal counts the NORMAL files among them: no rule marks them and
+	// git does not ignore them. They are not listed; Unlisted says so.
+	Normal int `json:"normal"`
+	// Unlisted says which counted files Items does not list, and why;
+	// "" when Items and Omitted account for every one.
+	Unlisted string `json:"unlisted,omitempty"`
 	// Items are the HIGH_RISK files, then the HIGH_VALUE files and areas,
 	// at most FindRadarMaxItems.
 	Items []FindRadarItem `json:"items"`
@@ -53,6 +61,7 @@ func findRadar(root *jail.Root, s *risk.Summary) *FindRadar {
 	fr := &FindRadar{
 		NotIgnorable: s.Counts[risk.HighRisk] + s.Counts[risk.HighValue] + s.Counts[risk.Normal],
 		HighRisk:     s.Counts[risk.HighRisk],
+		Normal:       s.Counts[risk.Normal],
 		Items:        []FindRadarItem{},
 		Omitted:      s.Omitted[risk.HighRisk] + s.Omitted[risk.HighValue],
 		Partial:      s.Truncated,
@@ -63,7 +72,16 @@ func findRadar(root *jail.Root, s *risk.Summary) *FindRadar {
 	for _, it := range s.HighValue {
 		fr.add(radarItem(root, it, risk.HighValue))
 	}
+	fr.explain()
 	return fr
+}
+
+// explain sets Unlisted from the Normal count.
+func (fr *FindRadar) explain() {
+	fr.Unlisted = ""
+	if fr.Normal > 0 {
+		fr.Unlisted = strconv.Itoa(fr.Normal) + " NORMAL file(s) are counted in not_ignorable but not listed: no rule marks them risky, valuable or regenerable and git does not ignore them, so deleting them is what deleting the find means; the file-context resource describes any one of them"
+	}
 }
 
 // add keeps it under the cap, or counts it as omitted.
@@ -119,8 +137,12 @@ func (fr *FindRadar) recheck(eng *risk.Engine, root *jail.Root) {
 // its descriptor gives it.
 func (fr *FindRadar) lowered(imp risk.Importance) {
 	fr.HighRisk--
-	if imp == risk.Ignorable {
+	switch imp {
+	case risk.Ignorable:
 		fr.NotIgnorable--
+	case risk.Normal:
+		fr.Normal++
+		fr.explain()
 	}
 }
 
@@ -142,4 +164,37 @@ func riskyFinds(finds []Find) int {
 		}
 	}
 	return n
+}
+
+// insideOf is what the person is told about f before it goes: its
+// HIGH_RISK items (after the content recheck) and its git-tracked files,
+// named relative to the find, with their counts; nil when there are none.
+func insideOf(f *found) *reclaim.Inside {
+	in := &reclaim.Inside{}
+	base := filepath.Join(f.root.Path(), filepath.FromSlash(f.rel)) + string(filepath.Separator)
+	if f.radar != nil {
+		in.HighRiskCount = f.radar.HighRisk
+		for _, it := range f.radar.Items {
+			if it.Importance == risk.HighRisk && len(in.HighRisk) < reclaim.MaxNamed {
+				in.HighRisk = append(in.HighRisk, filepath.ToSlash(strings.TrimPrefix(it.Path, base)))
+			}
+		}
+	}
+	if g := f.git; g != nil {
+		in.TrackedCount, in.Unread, in.NotRead = g.Tracked, g.Unread, g.Refused
+		for _, p := range g.TrackedFiles {
+			if len(in.Tracked) < reclaim.MaxNamed {
+				in.Tracked = append(in.Tracked, strings.TrimPrefix(p, f.rel+"/"))
+			}
+		}
+		for _, r := range g.Repos {
+			if r.Tracked > 0 || r.Unread > 0 {
+				in.Repos = append(in.Repos, r.Repo)
+			}
+		}
+	}
+	if in.HighRiskCount == 0 && in.TrackedCount == 0 && in.Unread == 0 {
+		return nil
+	}
+	return in
 }

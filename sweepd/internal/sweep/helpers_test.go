@@ -16,6 +16,7 @@ import (
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
+	"github.com/bastion-mcp/bastion/safety/reclaim"
 	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
@@ -122,6 +123,9 @@ type findOut struct {
 	LastActivity string `json:"last_activity"`
 	Regenerate   string `json:"regenerate"`
 	Keep         bool   `json:"keep"`
+	KeepReason   string `json:"keep_reason"`
+	// Inside is what the radar saw inside the find (HIGH_RISK, tracked).
+	Inside *reclaim.Inside `json:"inside"`
 	// Radar is decoded into the server's own type: its fields are the
 	// wire names.
 	Radar *FindRadar `json:"radar"`
@@ -142,6 +146,8 @@ type outcomeOut struct {
 	Code      string `json:"code"`
 	Reason    string `json:"reason"`
 	SizeBytes int64  `json:"size_bytes"`
+	// Inside names the HIGH_RISK and tracked files the find holds.
+	Inside *reclaim.Inside `json:"inside"`
 }
 
 type reclaimOut struct {

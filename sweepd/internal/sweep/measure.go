@@ -28,28 +28,28 @@ func measureAll(ctx context.Context, eng *risk.Engine, finds []*found) {
 			return
 		}
 		var below int64
-		below, f.radar = measure(ctx, eng, f.root, d)
+		below, f.radar, f.git = measure(ctx, eng, f.root, d)
 		f.size = below + d.Info().DiskBytes
 	})
 }
 
-// measure returns the disk usage beneath the find d and its radar view,
-// from one walk. Without an engine, or when the summary's walk was refused
+// measure returns the disk usage beneath the find d, its radar view and
+// what git says of its files (nil outside any repository), from one walk. Without an engine, or when the summary's walk was refused
 // part-way (an unreadable directory), the size comes from Dir.Usage alone
 // and the radar is nil, as the client is told ("null when its walk did
 // not finish").
-func measure(ctx context.Context, eng *risk.Engine, root *jail.Root, d *jail.Dir) (int64, *FindRadar) {
+func measure(ctx context.Context, eng *risk.Engine, root *jail.Root, d *jail.Dir) (int64, *FindRadar, *risk.SummaryGit) {
 	if eng != nil {
 		s, err := eng.SummarizeDir(ctx, root, d, risk.SummaryLimits{MaxListed: FindRadarMaxItems, Usage: true})
 		if err == nil {
-			return s.Usage.Bytes, findRadar(root, s)
+			return s.Usage.Bytes, findRadar(root, s), s.Git
 		}
 		if ctx.Err() != nil {
-			return 0, nil // the scan fails as cancelled
+			return 0, nil, nil // the scan fails as cancelled
 		}
 	}
 	u, _ := d.Usage(func() bool { return ctx.Err() != nil })
-	return u.Bytes, nil
+	return u.Bytes, nil, nil
 }
 
 // recheckAll reads, for every shown find, the content of the few files its

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/risk"
 )
 
 // found is one artifact directory discovered by a walk.
@@ -19,7 +20,8 @@ type found struct {
 	keep         bool
 	size         int64
 	lastActivity time.Time
-	radar        *FindRadar // set with size by measureAll; content re-checked for shown finds by recheckAll
+	radar        *FindRadar       // set with size by measureAll; content re-checked for shown finds by recheckAll
+	git          *risk.SummaryGit // what git says of the find's files, set with size; nil outside any repository
 }
 
 type walkOpts struct {

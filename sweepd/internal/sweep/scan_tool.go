@@ -16,12 +16,13 @@ import (
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/reclaim"
 	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/risk"
 )
 
 // scanTool is scan: regenerable directories found inside the roots, changing nothing.
 func (s *Server) scanTool() server.ServerTool {
 	return server.ServerTool{Tool: mcpkit.NewTool("scan",
-		"Scan a directory inside the configured roots for regenerable build and dependency directories. Returns finds largest first, each with an id, its absolute path, kind, size on disk, the project's last activity, how to regenerate it, and keep=true when a .bastion-keep file protects it, and radar: the risk radar's view of what inside the find is not ignorable (counts and up to 10 items with importance, suggested_action and reason, such as a .env inside node_modules). Never follows symlinks, never crosses mounts, never enters .git. Changes nothing. Pass the ids to reclaim.",
+		"Scan a directory inside the configured roots for regenerable build and dependency directories. Returns finds largest first, each with an id, its absolute path, kind, size on disk, the project's last activity, how to regenerate it, and keep=true with keep_reason when a .bastion-keep file protects it or when it holds files git tracks (a committed node_modules, dist or vendor: not regenerable, so not reclaimable unless the operator set [sweep] allow_tracked; the reason counts them and names the repository), inside: the HIGH_RISK and git-tracked files it holds, named, and radar: the risk radar's view of what inside the find is not ignorable (counts and up to 10 items with importance, suggested_action and reason, such as a .env inside node_modules; unlisted says which counted files are not listed and why). Git facts come from each path's own repository under the root, read without running git. Never follows symlinks, never crosses mounts, never enters .git. Changes nothing. Pass the ids to reclaim.",
 		mcpkit.Annotations{Title: "Scan for reclaimable directories", ReadOnly: true, Idempotent: true},
 		json.RawMessage(`{"type":"object","properties":{`+
 			`"path":{"type":"string","description":"Directory to scan: absolute and inside a root, or relative to the root when there is exactly one. Omit to scan every root."},`+
@@ -51,6 +52,13 @@ type Find struct {
 	LastActivity string `json:"last_activity"`
 	Regenerate   string `json:"regenerate"`
 	Keep         bool   `json:"keep"`
+	// KeepReason says why a find is kept, or, for a find holding files git
+	// tracks that [sweep] allow_tracked lets go, what it holds.
+	KeepReason string `json:"keep_reason,omitempty"`
+	// Inside names the HIGH_RISK and git-tracked files inside the find
+	// (omitted when there are none); reclaim's dry run and the person's
+	// question name the same.
+	Inside *reclaim.Inside `json:"inside,omitempty"`
 	// Radar is the risk radar's view of what inside the find is not
 	// IGNORABLE (a .env in a node_modules), bounded; null when its walk
 	// did not finish.
@@ -100,6 +108,9 @@ func (s *Server) scan(ctx context.Context, req mcp.CallToolRequest, a scanArgs) 
 	reason := fmt.Sprintf("%d finds, %s reclaimable, %d directories walked", len(matched), human(total), dirs)
 	if n := riskyFinds(finds); n > 0 {
 		reason += fmt.Sprintf("; %d of the finds shown hold HIGH_RISK files (see each find's radar) that deleting would destroy", n)
+	}
+	if n := gitKept(finds); n > 0 {
+		reason += fmt.Sprintf("; %d of the finds shown are kept because git tracks files in them (see keep_reason): not reclaimable", n)
 	}
 	if truncated {
 		reason += fmt.Sprintf("; showing the %d largest (raise min_size_mb or narrow path to see others)", s.maxFinds)
@@ -224,14 +235,19 @@ func atLeast(all []*found, minBytes int64) ([]*found, int64) {
 func (s *Server) issue(shown []*found) []Find {
 	finds := make([]Find, 0, len(shown))
 	for _, f := range shown {
-		id := s.reclaimer.Issue(reclaim.Ticket{Root: f.root, Rel: f.rel, Project: f.project, Kind: f.target.Kind, ID: f.id, Size: f.size, Keep: f.keep})
+		in := insideOf(f)
+		keep, why := in.GitKeep(risk.GitHold{}, s.allowTracked)
+		if f.keep {
+			keep, why = true, "a "+KeepFile+" file protects it"
+		}
+		id := s.reclaimer.Issue(reclaim.Ticket{Root: f.root, Rel: f.rel, Project: f.project, Kind: f.target.Kind, ID: f.id, Size: f.size, Keep: keep, Inside: in})
 		la := ""
 		if !f.lastActivity.IsZero() {
 			la = f.lastActivity.UTC().Format(time.RFC3339)
 		}
 		finds = append(finds, Find{ID: id, Path: filepath.Join(f.root.Path(), filepath.FromSlash(f.rel)),
 			Kind: f.target.Kind, Ecosystem: f.target.Ecosystem, SizeBytes: f.size, LastActivity: la,
-			Regenerate: f.target.Regenerate, Keep: f.keep, Radar: f.radar})
+			Regenerate: f.target.Regenerate, Keep: keep, KeepReason: why, Inside: in, Radar: f.radar})
 	}
 	return finds
 }
@@ -271,4 +287,15 @@ func (s *Server) rootList() string {
 		ps = append(ps, r.Path())
 	}
 	return strings.Join(ps, ", ")
+}
+
+// gitKept counts the finds kept for git's sake (not by a keep file).
+func gitKept(finds []Find) int {
+	n := 0
+	for _, f := range finds {
+		if f.Keep && f.Inside != nil && strings.Contains(f.KeepReason, "allow_tracked") {
+			n++
+		}
+	}
+	return n
 }

@@ -33,6 +33,9 @@ type Options struct {
 	// agent's confirm: "delete" alone deletes.
 	Asker     *approval.Asker
 	Confirmer approval.Who
+	// AllowTracked ([sweep] allow_tracked) lets finds that hold files git
+	// tracks be reclaimed (reclaim.Inside.GitKeep).
+	AllowTracked bool
 }
 
 // Server holds sweepd's state: the fixed roots and the reclaimer, which
@@ -47,6 +50,8 @@ type Server struct {
 	version   string
 	radar     *risk.Engine
 	asker     *approval.Asker
+	// allowTracked is Options.AllowTracked.
+	allowTracked bool
 }
 
 // New builds a Server. Unknown kinds in Disable are an error.
@@ -90,9 +95,9 @@ func New(o Options) (*Server, error) {
 		kinds[k] = reclaim.Kind{Markers: t.Markers, Inside: t.Inside}
 	}
 	rc := reclaim.New(reclaim.Options{Kinds: kinds, KeepFile: KeepFile, TTL: o.TicketTTL, Audit: o.Audit, Logger: o.Logger,
-		Asker: o.Asker, Confirmer: o.Confirmer})
+		Asker: o.Asker, Confirmer: o.Confirmer, Radar: o.Radar, AllowTracked: o.AllowTracked})
 	return &Server{roots: o.Roots, ix: ix, targets: enabled, reclaimer: rc,
-		maxFinds: o.MaxFinds, log: o.Logger, version: o.Version, radar: o.Radar, asker: o.Asker}, nil
+		maxFinds: o.MaxFinds, log: o.Logger, version: o.Version, radar: o.Radar, asker: o.Asker, allowTracked: o.AllowTracked}, nil
 }
 
 // Instructions is sent to clients at initialize.
