@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -48,12 +49,22 @@ func TestScanFindsHooksPathAndSkipsObjects(t *testing.T) {
 		"src/main.go":                            "package main",
 		"node_modules/pkg/.vscode/settings.json": "{}",
 	})
-	snap := scanOf(t, Default(), dir, false)
-	for _, want := range []string{".git", ".git/config", ".git/hooks", ".git/hooks/pre-commit", "tools/hooks", "tools/hooks/pre-commit", "src/.envrc"} {
-		if _, ok := snap.Paths[want]; !ok {
-			t.Errorf("%s not found: %v", want, snap.Paths)
+	set := Default()
+	// Twice, past the hot window: the second scan works from what the
+	// first remembered, listing nothing again.
+	time.Sleep(time.Duration(hotWindow) + 50*time.Millisecond)
+	for round := 0; round < 2; round++ {
+		snap := scanOf(t, set, dir, round == 0)
+		if round == 1 && snap.Dirs != 0 {
+			t.Errorf("the second scan listed %d directories again", snap.Dirs)
+		}
+		for _, want := range []string{".git", ".git/config", ".git/hooks", ".git/hooks/pre-commit", "tools/hooks", "tools/hooks/pre-commit", "src/.envrc"} {
+			if _, ok := snap.Paths[want]; !ok {
+				t.Errorf("round %d: %s not found: %v", round, want, snap.Paths)
+			}
 		}
 	}
+	snap := scanOf(t, set, dir, false)
 	for rel := range snap.Paths {
 		if rel == "src/main.go" || filepath.Dir(rel) == ".git/objects/ab" || filepath.Dir(rel) == "node_modules/pkg" {
 			t.Errorf("%s is not protected but was recorded", rel)
@@ -115,5 +126,46 @@ func TestUndoRestoresChangedAndQuarantinesPlanted(t *testing.T) {
 	m, err := readManifest(filepath.Join(q, runs[0].Name()))
 	if err != nil || len(m) != 2 {
 		t.Fatalf("manifest: %v %+v", err, m)
+	}
+}
+
+// TestRememberedTreeStillSeesEveryChange: once a scan remembers the tree,
+// a protected path created deep in an unchanged part, one behind a
+// directory renamed into place, and a directory swapped for a link are
+// all seen by the next scan, which lists only what changed.
+func TestRememberedTreeStillSeesEveryChange(t *testing.T) {
+	dir := t.TempDir()
+	mk(t, dir, map[string]string{"a/b/c/d/file": "x", "e/f/file": "x", "g/h/file": "x"})
+	set := Default()
+	settle := func() { time.Sleep(time.Duration(hotWindow) + 50*time.Millisecond) }
+	settle()
+	scanOf(t, set, dir, true)
+	// New protected file deep in the tree.
+	mk(t, dir, map[string]string{"a/b/c/d/.envrc": "planted"})
+	// A directory holding a planted .vscode, renamed into place.
+	mk(t, dir, map[string]string{"staging/.vscode/tasks.json": "{}"})
+	if err := os.Rename(filepath.Join(dir, "staging"), filepath.Join(dir, "e/f/moved")); err != nil {
+		t.Fatal(err)
+	}
+	// A directory replaced by a link to one holding a planted .mcp.json.
+	mk(t, dir, map[string]string{"other/.mcp.json": "{}"})
+	if err := os.RemoveAll(filepath.Join(dir, "g/h")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../other", filepath.Join(dir, "g/h")); err != nil {
+		t.Fatal(err)
+	}
+	settle()
+	snap := scanOf(t, set, dir, false)
+	for _, want := range []string{"a/b/c/d/.envrc", "e/f/moved/.vscode", "other/.mcp.json"} {
+		if _, ok := snap.Paths[want]; !ok {
+			t.Errorf("%s not seen: %v", want, snap.Paths)
+		}
+	}
+	if _, ok := snap.Paths["g/h/.mcp.json"]; ok {
+		t.Error("the scan followed a link")
+	}
+	if snap.Dirs == 0 || snap.Dirs > 8 {
+		t.Errorf("the scan listed %d directories; want only the changed ones", snap.Dirs)
 	}
 }
