@@ -179,9 +179,17 @@ type treeCache struct {
 	held  int                  // directory descriptors kept
 }
 
-// maxHeld bounds the directory descriptors a tree's memory keeps; past
-// it, directories are looked at by path (about three times slower).
-const maxHeld = 20000
+// maxHeld bounds the directory descriptors a tree's memory keeps: at
+// most 4096, and an eighth of the process's open-file limit, so that the
+// server never runs short of descriptors for its own work. Past it,
+// directories are looked at by path (about three times slower).
+var maxHeld = func() int {
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) != nil {
+		return 0
+	}
+	return int(min(4096, rl.Cur/8))
+}()
 
 // release closes the descriptors of t's directories that next does not
 // keep (nil: all of them).
