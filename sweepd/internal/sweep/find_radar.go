@@ -198,3 +198,14 @@ func insideOf(f *found) *reclaim.Inside {
 	}
 	return in
 }
+
+// gitKept counts the finds kept for git's sake (not by a keep file).
+func gitKept(finds []Find) int {
+	n := 0
+	for _, f := range finds {
+		if f.Keep && f.Inside != nil && strings.Contains(f.KeepReason, "allow_tracked") {
+			n++
+		}
+	}
+	return n
+}
