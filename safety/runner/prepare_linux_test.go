@@ -26,14 +26,24 @@ func TestPreparedHelperMatchesAfterABurst(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	time.Sleep(300 * time.Millisecond)
+	// Paced: each call comes once the server has prepared the next
+	// helper (as an agent's next call comes after its thinking).
+	ready := func() {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); len(f.r.primed) == 0; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("no helper was prepared within 10 s of the last answer")
+			}
+		}
+	}
+	ready()
 	hits0, misses0 := sandbox.PrepareStats()
 	const paced = 5
 	for i := 0; i < paced; i++ {
 		if out := f.run("pwd"); !out.Ran || out.ExitCode != 0 {
 			t.Fatalf("paced: %s %s", out.Code, out.Reason)
 		}
-		time.Sleep(300 * time.Millisecond)
+		ready()
 	}
 	hits, misses := sandbox.PrepareStats()
 	if hits-hits0 != paced || misses != misses0 {
