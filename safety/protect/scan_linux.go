@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -43,24 +42,6 @@ type Snapshot struct {
 	Paths map[string]Found
 	// Dirs counts the directories walked (the scan's cost).
 	Dirs int
-}
-
-// Top returns the protected paths of the snapshot that no other path of
-// it lies beneath, sorted: what a sandbox makes read-only.
-func (s *Snapshot) Top() []Found {
-	var out []Found
-	for _, f := range s.Paths {
-		out = append(out, f)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Rel < out[j].Rel })
-	kept := out[:0]
-	for _, f := range out {
-		if len(kept) > 0 && strings.HasPrefix(f.Rel, kept[len(kept)-1].Rel+"/") {
-			continue
-		}
-		kept = append(kept, f)
-	}
-	return kept
 }
 
 // NotScanned names the directories Scan does not enter (outside a
