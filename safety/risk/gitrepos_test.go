@@ -335,34 +335,5 @@ func BenchmarkSummaryReposVsWalk(b *testing.B) {
 		runGit(b, dir, "", "init", "-q")
 		runGit(b, dir, "", "add", ".")
 	}
-	e := newEngine(b, Options{})
-	r := openRoot(b, root)
-	var walk, sum, cpuWalk, cpuSum time.Duration
-	b.ResetTimer()
-	for b.Loop() {
-		c0, _ := processCPU()
-		t0 := time.Now()
-		if err := filepath.WalkDir(root, func(_ string, _ fs.DirEntry, err error) error { return err }); err != nil {
-			b.Fatal(err)
-		}
-		c1, _ := processCPU()
-		t1 := time.Now()
-		s, err := e.Summarize(context.Background(), r, ".", SummaryLimits{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		sum += time.Since(t1)
-		walk += t1.Sub(t0)
-		c2, _ := processCPU()
-		cpuWalk, cpuSum = cpuWalk+c1-c0, cpuSum+c2-c1
-		if s.Git == nil || len(s.Git.Repos) != 200 || s.Git.Tracked == 0 {
-			b.Fatalf("git counts of %d repositories, want 200", len(s.Git.Repos))
-		}
-	}
-	b.ReportMetric(float64(walk.Milliseconds())/float64(b.N), "walk-ms/op")
-	b.ReportMetric(float64(sum.Milliseconds())/float64(b.N), "summary-ms/op")
-	b.ReportMetric(float64(sum)/float64(walk), "summary/walk")
-	if _, ok := processCPU(); ok && cpuWalk > 0 {
-		b.ReportMetric(float64(cpuSum)/float64(cpuWalk), "cpu-summary/cpu-walk")
-	}
+	benchSummaryVsWalk(b, root, func(s *Summary) bool { return s.Git != nil && len(s.Git.Repos) == 200 && s.Git.Tracked > 0 })
 }
