@@ -12,13 +12,12 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"golang.org/x/sys/unix"
 
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 // serverBox runs the built binary in a directory of its own, as root or
@@ -278,8 +277,8 @@ func TestUnremovableRunDirectoryIsReportedWithItsSize(t *testing.T) {
 			}
 			b.chown(t, f)
 		}
-		chattrImmutable(t, stuck, true)
-		t.Cleanup(func() { chattrImmutable(t, stuck, false) })
+		testfs.SetImmutable(t, stuck, true)
+		t.Cleanup(func() { testfs.SetImmutable(t, stuck, false) })
 
 		chk := b.once(t, "check", "--config", pol)
 		if chk.Code != 0 || !strings.Contains(chk.Stdout, "run directory "+dead) || !strings.Contains(chk.Stdout, " bytes") {
@@ -312,28 +311,4 @@ func TestUnremovableRunDirectoryIsReportedWithItsSize(t *testing.T) {
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
-}
-
-// chattrImmutable sets or clears a file's immutable attribute, as
-// chattr +i / -i do (FS_IOC_SETFLAGS; root only).
-func chattrImmutable(t *testing.T, path string, on bool) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	const immutable = 0x10 // FS_IMMUTABLE_FL
-	var flags int32
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), unix.FS_IOC_GETFLAGS, uintptr(unsafe.Pointer(&flags))); e != 0 {
-		t.Fatalf("FS_IOC_GETFLAGS %s: %v", path, e)
-	}
-	if on {
-		flags |= immutable
-	} else {
-		flags &^= immutable
-	}
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), unix.FS_IOC_SETFLAGS, uintptr(unsafe.Pointer(&flags))); e != 0 {
-		t.Fatalf("FS_IOC_SETFLAGS %s: %v", path, e)
-	}
 }

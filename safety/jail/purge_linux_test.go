@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -181,8 +180,8 @@ func TestPurgeTreeReportsImmutableFileWithItsSize(t *testing.T) {
 	stuck := filepath.Join(top, "home", "stuck")
 	writeFile(t, stuck, strings.Repeat("x", 64<<10))
 	writeFile(t, filepath.Join(top, "tmp", "other"), "other")
-	setImmutable(t, stuck, true)
-	t.Cleanup(func() { setImmutable(t, stuck, false) })
+	testfs.SetImmutable(t, stuck, true)
+	t.Cleanup(func() { testfs.SetImmutable(t, stuck, false) })
 	left, err := PurgeTree(top)
 	if err == nil || !strings.Contains(err.Error(), "home/stuck") {
 		t.Fatalf("PurgeTree: %v, want a refusal naming home/stuck", err)
@@ -195,37 +194,12 @@ func TestPurgeTreeReportsImmutableFileWithItsSize(t *testing.T) {
 	}
 }
 
-// setImmutable sets or clears a file's immutable attribute (FS_IOC_SETFLAGS).
-func setImmutable(t testing.TB, path string, on bool) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var flags int32
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), unix.FS_IOC_GETFLAGS, uintptr(unsafe.Pointer(&flags))); e != 0 {
-		t.Fatalf("FS_IOC_GETFLAGS: %v", e)
-	}
-	if on {
-		flags |= fsImmutableFl
-	} else {
-		flags &^= fsImmutableFl
-	}
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), unix.FS_IOC_SETFLAGS, uintptr(unsafe.Pointer(&flags))); e != 0 {
-		t.Fatalf("FS_IOC_SETFLAGS: %v", e)
-	}
-}
-
 // TestPurgeTreeUnprivileged re-runs the PurgeTree tests as an unprivileged
 // user (setpriv), for whom modes are not bypassed: the walk must give
 // directories mode 0700 itself.
 func TestPurgeTreeUnprivileged(t *testing.T) {
 	testfs.RerunUnprivileged(t, "^TestPurgeTree(RemovesDeepTreeWithModesThatRefuseEntry|MeasuresDeepTreeWithoutChangingIt|NeverEntersMountAndReportsWhatStays|ReportsImmutableFileWithItsSize)$")
 }
-
-// fsImmutableFl is FS_IMMUTABLE_FL of linux/fs.h.
-const fsImmutableFl = 0x00000010
 
 // BenchmarkPurgeTree removes a 10,000-file tree (100 directories of 100
 // files, each directory mode 0500) with PurgeTree, against os.RemoveAll on

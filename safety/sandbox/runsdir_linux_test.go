@@ -6,9 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 // deepTreePy leaves, in $HOME and $TMPDIR, a chain of 1,500 directories
@@ -90,8 +89,8 @@ func TestLeftoverRunsAreReportedWithTheirSize(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	setImmutable(t, stuck, true)
-	t.Cleanup(func() { setImmutable(t, stuck, false) })
+	testfs.SetImmutable(t, stuck, true)
+	t.Cleanup(func() { testfs.SetImmutable(t, stuck, false) })
 	_, releaseLive, err := ClaimRunsDir(base, nil)
 	if err == nil {
 		defer releaseLive()
@@ -113,29 +112,6 @@ func TestLeftoverRunsAreReportedWithTheirSize(t *testing.T) {
 	if len(reported) != 1 || reported[0].Path != dead || reported[0].Bytes < 64<<10 ||
 		!strings.Contains(reported[0].Reason, "r-1/home/stuck") {
 		t.Fatalf("ClaimRunsDir reported %+v, want %s with its size and the entry that stays", reported, dead)
-	}
-}
-
-// setImmutable sets or clears a file's immutable attribute (chattr +i).
-func setImmutable(t testing.TB, path string, on bool) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	const immutable = 0x10 // FS_IMMUTABLE_FL
-	var flags int32
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), unix.FS_IOC_GETFLAGS, uintptr(unsafe.Pointer(&flags))); e != 0 {
-		t.Fatalf("FS_IOC_GETFLAGS: %v", e)
-	}
-	if on {
-		flags |= immutable
-	} else {
-		flags &^= immutable
-	}
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), unix.FS_IOC_SETFLAGS, uintptr(unsafe.Pointer(&flags))); e != 0 {
-		t.Fatalf("FS_IOC_SETFLAGS: %v", e)
 	}
 }
 

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // UnprivilegedEnv is set in the environment of the unprivileged re-run
@@ -131,5 +134,30 @@ func CopyExecutable(t testing.TB, src, dst string) {
 	}
 	if err := os.Chmod(dst, 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// SetImmutable sets or clears a file's immutable attribute, as chattr +i
+// and -i do (FS_IOC_SETFLAGS; root only): the fault that makes a file
+// impossible to remove, for tests of what stays behind.
+func SetImmutable(t testing.TB, path string, on bool) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const immutable = 0x10 // FS_IMMUTABLE_FL of linux/fs.h
+	var flags int32
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), unix.FS_IOC_GETFLAGS, uintptr(unsafe.Pointer(&flags))); e != 0 {
+		t.Fatalf("FS_IOC_GETFLAGS %s: %v", path, e)
+	}
+	if on {
+		flags |= immutable
+	} else {
+		flags &^= immutable
+	}
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), unix.FS_IOC_SETFLAGS, uintptr(unsafe.Pointer(&flags))); e != 0 {
+		t.Fatalf("FS_IOC_SETFLAGS %s: %v", path, e)
 	}
 }
