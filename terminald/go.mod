@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/bastion-mcp/bastion/safety v0.1.0
 	github.com/mark3labs/mcp-go v1.2.1
-	golang.org/x/sys v0.50.0
 )
 
 require (
@@ -17,5 +16,6 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
 	github.com/spf13/cast v1.7.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )
