@@ -1,0 +1,156 @@
+package mcpkit
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/bastion-mcp/bastion/safety/result"
+)
+
+const testViewURI = "ui://test/view"
+
+// viewServer is a server with one tool "shown" that names a view and one
+// tool "plain" that does not.
+func viewServer() *server.MCPServer {
+	m := NewServer("viewtest", "1", "test", WithViews(View{URI: testViewURI, Name: "test view",
+		Description: "a test view", HTML: []byte("<!doctype html><p>view</p>"), Tools: []string{"shown"}})...)
+	body := func(context.Context, mcp.CallToolRequest, struct{}) result.OperationResult {
+		return result.Success("x", "ok", nil, time.Time{})
+	}
+	schema := json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
+	m.AddTools(
+		server.ServerTool{Tool: NewTool("shown", "shown", Annotations{ReadOnly: true}, schema), Handler: Handle("shown", nil, body)},
+		server.ServerTool{Tool: NewTool("plain", "plain", Annotations{ReadOnly: true}, schema), Handler: Handle("plain", nil, body)})
+	return m
+}
+
+// stdioClient serves m over a pair of pipes, as the binary does over its
+// stdin and stdout, and initializes a client that declares caps.
+func stdioClient(t *testing.T, m *server.MCPServer, caps mcp.ClientCapabilities) *client.Client {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = server.NewStdioServer(m).Listen(ctx, inR, outW)
+	}()
+	c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); inW.Close(); outW.Close(); <-done })
+	var req mcp.InitializeRequest
+	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
+	req.Params.Capabilities = caps
+	if _, err := c.Initialize(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func uiCaps() mcp.ClientCapabilities {
+	return mcp.ClientCapabilities{Extensions: map[string]any{UIExtension: map[string]any{"mimeTypes": []any{AppMIMEType}}}}
+}
+
+// listed returns each tool's _meta.ui as JSON ("" when absent) and the URIs
+// of resources/list.
+func listed(t *testing.T, c *client.Client) (map[string]string, []string) {
+	t.Helper()
+	ctx := context.Background()
+	tl, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string]string{}
+	for _, tool := range tl.Tools {
+		b, _ := json.Marshal(tool)
+		var m struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		_ = json.Unmarshal(b, &m)
+		meta[tool.Name] = string(m.Meta["ui"])
+	}
+	rl, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range rl.Resources {
+		uris = append(uris, r.URI)
+	}
+	return meta, uris
+}
+
+// A client that did not declare the extension (or declared it without the
+// HTML MIME type) gets exactly the tools and resources of a server without
+// views: no _meta.ui, no ui:// resource, and reading one is refused.
+func TestViewsAreInvisibleToClientsWithoutTheUIExtension(t *testing.T) {
+	for name, caps := range map[string]mcp.ClientCapabilities{
+		"no extension":   {},
+		"other mimetype": {Extensions: map[string]any{UIExtension: map[string]any{"mimeTypes": []any{"text/html"}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := stdioClient(t, viewServer(), caps)
+			meta, uris := listed(t, c)
+			if meta["shown"] != "" || meta["plain"] != "" {
+				t.Fatalf("_meta.ui shown to a client without the extension: %v", meta)
+			}
+			if len(uris) != 0 {
+				t.Fatalf("resources/list = %v, want none", uris)
+			}
+			var req mcp.ReadResourceRequest
+			req.Params.URI = testViewURI
+			if _, err := c.ReadResource(context.Background(), req); err == nil {
+				t.Fatal("a client without the extension read the view")
+			}
+		})
+	}
+}
+
+// A client that speaks MCP Apps sees the view on the named tool only, and
+// reads it as text/html;profile=mcp-app with a CSP that names no origin.
+func TestViewsAreServedToClientsWithTheUIExtension(t *testing.T) {
+	c := stdioClient(t, viewServer(), uiCaps())
+	meta, uris := listed(t, c)
+	if meta["shown"] != `{"resourceUri":"ui://test/view"}` {
+		t.Fatalf("shown's _meta.ui = %s", meta["shown"])
+	}
+	if meta["plain"] != "" {
+		t.Fatalf("plain's _meta.ui = %s, want none", meta["plain"])
+	}
+	if len(uris) != 1 || uris[0] != testViewURI {
+		t.Fatalf("resources/list = %v", uris)
+	}
+	var req mcp.ReadResourceRequest
+	req.Params.URI = testViewURI
+	rr, err := c.ReadResource(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, ok := rr.Contents[0].(mcp.TextResourceContents)
+	if !ok || tc.MIMEType != AppMIMEType || !strings.Contains(tc.Text, "<p>view</p>") {
+		t.Fatalf("read = %#v", rr.Contents[0])
+	}
+	csp, _ := json.Marshal(tc.Meta["ui"].(map[string]any)["csp"])
+	if strings.Contains(string(csp), "http") || strings.Contains(string(csp), "//") {
+		t.Fatalf("csp names an origin: %s", csp)
+	}
+	// The tool still answers as before.
+	var call mcp.CallToolRequest
+	call.Params.Name = "shown"
+	if res, err := c.CallTool(context.Background(), call); err != nil || res.IsError {
+		t.Fatalf("call: %v %v", err, res)
+	}
+}
