@@ -2,8 +2,11 @@ package mcpkit
 
 import (
 	"context"
+	_ "embed"
 	"maps"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -33,10 +36,54 @@ type View struct {
 	// resources/list (string literals, like tool descriptions).
 	Name        string
 	Description string
-	// HTML is the document, normally a go:embed file of the server.
+	// HTML is the document, normally a go:embed file of the server. The
+	// marker ViewKit in it is replaced by the shared styles and bridge
+	// script (view/base.css, view/bridge.js) when it is served.
 	HTML []byte
 	// Tools are the names of the tools whose _meta.ui.resourceUri is URI.
 	Tools []string
+}
+
+// ViewKit is the marker a view's HTML carries where the shared kit goes:
+// a <style> of view/base.css and a <script> of view/bridge.js (the View side
+// of the extension's postMessage protocol, and el(), the only way a view
+// puts data on the page: as text).
+const ViewKit = "<!--bastion:view-kit-->"
+
+var (
+	//go:embed view/bridge.js
+	kitScript string
+	//go:embed view/base.css
+	kitStyle string
+)
+
+// ViewDocument returns the document served for v: its HTML with the kit in
+// place of ViewKit.
+func ViewDocument(v View) string {
+	return strings.Replace(string(v.HTML), ViewKit, "<style>\n"+kitStyle+"</style>\n<script>\n"+kitScript+"</script>", 1)
+}
+
+// outside matches what in a view document could reach or load from outside
+// it: a URL with a scheme or protocol-relative, a CSS url() or @import, a
+// script import, fetch, XMLHttpRequest, WebSocket, EventSource, a link,
+// src or href attribute, a base element, a form action.
+var outside = regexp.MustCompile(`(?i)[a-z][a-z0-9+.-]*://|["'(=\s]//[a-z0-9]|url\(|@import|\bimport\s*\(|\bimport\s+[^;]*\bfrom\b|\bfetch\s*\(|XMLHttpRequest|WebSocket|EventSource|sendBeacon|<link|<base|<iframe|<object|<embed|\ssrc\s*=|\shref\s*=|\saction\s*=`)
+
+// OutsideReferences returns every place in doc that could reach or load
+// something from outside the document (see outside); a served view has
+// none.
+func OutsideReferences(doc string) []string {
+	return outside.FindAllString(doc, -1)
+}
+
+// sinks matches the DOM and JavaScript calls that parse a string as markup
+// or as code.
+var sinks = regexp.MustCompile(`innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\s*\(|new\s+Function|setTimeout\s*\(\s*["'\x60]|setInterval\s*\(\s*["'\x60]|createContextualFragment|DOMParser|srcdoc`)
+
+// MarkupSinks returns every place in doc that parses a string as markup or
+// code; a view that puts data on the page only as text has none.
+func MarkupSinks(doc string) []string {
+	return sinks.FindAllString(doc, -1)
 }
 
 // viewCSP is the view's _meta.ui.csp: no outside origin for anything. A
@@ -87,7 +134,7 @@ func WithViews(views ...View) []server.ServerOption {
 	}
 	add := func(s *server.MCPServer) {
 		for _, v := range views {
-			text := string(v.HTML)
+			text := ViewDocument(v)
 			s.AddResource(viewResource(v), func(ctx context.Context, _ mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 				if !speaks(ctx) {
 					return nil, mcp.ErrResourceNotFound

@@ -154,3 +154,29 @@ func TestViewsAreServedToClientsWithTheUIExtension(t *testing.T) {
 		t.Fatalf("call: %v %v", err, res)
 	}
 }
+
+// The shared kit every view carries loads nothing from outside and never
+// turns a string into markup or code.
+func TestViewKitLoadsNothingAndWritesNoMarkup(t *testing.T) {
+	doc := ViewDocument(View{HTML: []byte("<!doctype html><head>" + ViewKit + "</head>")})
+	if !strings.Contains(doc, "BastionView") || !strings.Contains(doc, "--bg") {
+		t.Fatal("the kit was not put in place of the marker")
+	}
+	if got := OutsideReferences(doc); len(got) != 0 {
+		t.Fatalf("outside references in the view kit: %q", got)
+	}
+	if got := MarkupSinks(doc); len(got) != 0 {
+		t.Fatalf("markup sinks in the view kit: %q", got)
+	}
+	// The patterns do find what they are for.
+	for _, bad := range []string{`<img src="https://x.example/a.png">`, `fetch("/x")`, `@import "a.css"`, `<a href=//evil>`} {
+		if len(OutsideReferences(bad)) == 0 {
+			t.Errorf("OutsideReferences missed %q", bad)
+		}
+	}
+	for _, bad := range []string{`e.innerHTML = name`, `eval("1")`, `x.insertAdjacentHTML("beforeend", s)`} {
+		if len(MarkupSinks(bad)) == 0 {
+			t.Errorf("MarkupSinks missed %q", bad)
+		}
+	}
+}

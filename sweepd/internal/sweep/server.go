@@ -107,9 +107,10 @@ const Instructions = "sweepd finds regenerable developer directories (node_modul
 	"under the shipped policy sweepd then asks the person in the client before deleting, and only their answer counts."
 
 // MCP builds the MCP server with exactly the tools of Tools and the risk radar's
-// file-context://{+path} resource template over the roots.
+// file-context://{+path} resource template over the roots, and, for clients
+// that speak MCP Apps only, scan's view (ScanView).
 func (s *Server) MCP() *server.MCPServer {
-	m := mcpkit.NewServer("sweepd", s.version, Instructions)
+	m := mcpkit.NewServer("sweepd", s.version, Instructions, mcpkit.WithViews(ScanView())...)
 	m.AddTools(s.Tools()...)
 	mcpkit.AddPrompts(m, Prompts()...)
 	mcpkit.RegisterFileContext(m, s.roots, s.radar, s.log)
