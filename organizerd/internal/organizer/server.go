@@ -77,9 +77,10 @@ const Instructions = "organizerd tidies one workspace folder by moving files int
 
 // MCP builds the MCP server: the organizer tools, plus the risk
 // radar's get_context_summary tool and file-context:// resource when a
-// radar engine is configured.
+// radar engine is configured, and, for clients that speak MCP Apps only,
+// plan_organize's view (PlanView).
 func (s *Server) MCP() *server.MCPServer {
-	m := mcpkit.NewServer("organizerd", s.o.Version, Instructions)
+	m := mcpkit.NewServer("organizerd", s.o.Version, Instructions, mcpkit.WithViews(PlanView())...)
 	m.AddTools(s.Tools()...)
 	mcpkit.AddPrompts(m, Prompts()...)
 	if s.o.Radar != nil && s.o.Radar.Engine != nil {
