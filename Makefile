@@ -9,7 +9,7 @@ BIN      := $(CURDIR)/bin
 PKGS     := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 NODE_OK  := $(shell test -x scripts/clients/node_modules/.bin/node && scripts/clients/node_modules/.bin/node -e 'process.exit(parseInt(process.versions.node) < 22 ? 1 : 0)' 2>/dev/null && echo yes)
 
-.PHONY: all build test dist dist-check fmt-check vet unit integration install-proof tidy-check tidy policy-docs policy-check demo clients clients-setup clients-if-node bench cross clean
+.PHONY: all build test dist dist-check fmt-check vet unit integration install-proof tidy-check tidy policy-docs policy-check demo clients clients-setup clients-if-node apps apps-setup bench cross clean
 
 all: build
 
@@ -19,7 +19,7 @@ build:
 	@echo "built: $(addprefix bin/,$(SERVERS))"
 
 ## test: everything CI runs. No test may SKIP on Linux.
-test: fmt-check vet policy-check tidy-check unit integration demo install-proof dist-check clients-if-node
+test: fmt-check vet policy-check tidy-check unit integration demo install-proof dist-check clients-if-node apps
 
 fmt-check:
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -81,6 +81,15 @@ clients-setup:
 clients: build
 	bash scripts/clients/run.sh $(BIN)
 
+## apps: the MCP Apps views (sweepd scan, organizerd plan) in headless Debian chromium, hosted by the
+## official ext-apps AppBridge connected to the built servers; needs `make apps-setup` and chromium
+## (apt-get install -y chromium). A missing one fails the stage with how to install it; it never skips.
+apps-setup:
+	cd scripts/apps && npm ci --no-audit --no-fund
+
+apps: build
+	bash scripts/apps/run.sh $(BIN)
+
 clients-if-node:
 	@if [ "$(NODE_OK)" = yes ]; then $(MAKE) --no-print-directory clients; \
 	elif [ -n "$${CI:-}" ]; then echo "clients: Node 22 missing under CI (run make clients-setup)"; exit 1; \
@@ -115,6 +124,9 @@ bench: build
 	$(GO) test -run '^$$' -bench ServerBinaries -benchtime 1x -timeout 60m ./safety/mcpkit/
 	@echo "== hostile input: stdio and HTTP servers' peak RSS through every hostile input (cap 96 MiB each), 200 concurrent HTTP sessions, 1,000 idle connections"
 	$(GO) test -count=1 -run 'TestStdioHostileInput|TestHTTPHostileInput|TestHTTPConcurrentSessions|TestHTTPSlowClientAndConnectionFlood' -v ./safety/mcpkit/ | grep -E 'VmHWM|sessions x|idle connections|cut off|^(ok|FAIL|---)'
+	@echo "== views: the sweepd scan view rendering 500 finds in headless chromium (goal < 500 ms; needs make apps-setup and chromium); the views' share of each binary"
+	PATH="$(CURDIR)/scripts/clients/node_modules/.bin:$$PATH" node scripts/apps/bench.mjs $(BIN)
+	@echo "embedded view bytes: $$(cat safety/mcpkit/view/* sweepd/internal/sweep/view/* | wc -c) in sweepd, $$(cat safety/mcpkit/view/* organizerd/internal/organizer/view/* | wc -c) in organizerd (budget 300 KB each)"
 	@$(MAKE) --no-print-directory bench-scale
 
 ## bench-scale: the 2,002,000-file tree, built once by scripts/bench/tree.sh and cached outside the
