@@ -28,3 +28,13 @@ export function check(cond, msg) {
   failures++;
 }
 export function failed() { return failures; }
+
+// docShot saves the view, cropped to its content, as a docs screenshot
+// when APPS_DOCS_SHOT names a directory.
+export async function docShot(page, frame, name) {
+  const dir = process.env.APPS_DOCS_SHOT;
+  if (!dir) return;
+  const h = await frame.evaluate(() => Math.ceil(document.body.getBoundingClientRect().bottom) + 10);
+  const w = page.viewport().width;
+  await page.screenshot({ path: join(dir, name), clip: { x: 0, y: 0, width: w, height: Math.min(h + 4, 1000) } });
+}

@@ -8,7 +8,7 @@
 import { readdirSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { launch, openHost, scriptedPerson, showTool, waitFor } from "./host.mjs";
-import { artifacts, check, cleanup, existsSync, failed, HOSTILE, tempDir, write } from "./common.mjs";
+import { artifacts, check, cleanup, docShot, existsSync, failed, HOSTILE, tempDir, write } from "./common.mjs";
 
 const bin = join(process.argv[2] || "bin", "organizerd");
 const dir = tempDir("bastion-apps-organizerd-");
@@ -63,7 +63,7 @@ try {
   check(text.includes(`${HOSTILE}.txt`), "the file named like an <img> tag shows as those characters");
   check((await frame.evaluate(() => window.__pwned)) === undefined && (await frame.$$("img")).length === 0, "the payload's window flag stays unset (no script ran)");
   await host.page.screenshot({ path: join(artifacts, "organizerd-plan.png"), fullPage: true });
-  if (process.env.APPS_DOCS_SHOT) await host.page.screenshot({ path: process.env.APPS_DOCS_SHOT + "/organizerd-plan-view.png" });
+  await docShot(host.page, frame, "organizerd-plan-view.png");
 
   // Apply through the view.
   await frame.click("#apply");

@@ -10,7 +10,7 @@
 // usage: node sweepd.test.mjs BIN_DIR
 import { join } from "node:path";
 import { launch, openHost, scriptedPerson, showTool, waitFor } from "./host.mjs";
-import { artifacts, check, cleanup, existsSync, failed, HOSTILE, tempDir, write } from "./common.mjs";
+import { artifacts, check, cleanup, docShot, existsSync, failed, HOSTILE, tempDir, write } from "./common.mjs";
 
 const bin = join(process.argv[2] || "bin", "sweepd");
 const dir = tempDir("bastion-apps-sweepd-");
@@ -75,9 +75,10 @@ try {
   // Sorting by path, then back by size.
   await frame.click('th[data-key="path"] button');
   const firstByPath = await frame.$eval("#list tbody tr td.name", (td) => td.firstChild.textContent);
-  check(firstByPath === [...finds].map((f) => f.path).sort((a, b) => a.localeCompare(b))[0], "the list sorts by path");
+  check(firstByPath === [...finds].map((f) => f.path.slice(root.length + 1)).sort((a, b) => a.localeCompare(b))[0], `the list sorts by path (${firstByPath})`);
   await frame.click('th[data-key="size_bytes"] button');
   await host.page.screenshot({ path: join(artifacts, "sweepd-scan.png"), fullPage: true });
+  await docShot(host.page, frame, "sweepd-scan-view.png");
 
   // Select two finds: tiny-a with a click in the list, tiny-b with the keyboard in the treemap.
   const a = finds.find((f) => f.path.endsWith("/tiny-a/node_modules"));
@@ -117,7 +118,6 @@ try {
   const left = await frame.$$eval(".leaf", (ls) => ls.length);
   check(left === finds.length - 2, `the treemap now shows ${left} finds`);
   await host.page.screenshot({ path: join(artifacts, "sweepd-scan-reclaimed.png"), fullPage: true });
-  if (process.env.APPS_DOCS_SHOT) await host.page.screenshot({ path: process.env.APPS_DOCS_SHOT + "/sweepd-scan-view.png" });
   await host.close();
 
   // 400 px wide: no sideways overflow, the treemap still fits.
