@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,36 @@ func stdioClient(t *testing.T, m *server.MCPServer, caps mcp.ClientCapabilities)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); inW.Close(); outW.Close(); <-done })
+	initialize(t, c, caps)
+	return c
+}
+
+// httpClient serves m over Streamable HTTP, as --http does, and
+// initializes a client that declares caps.
+func httpClient(t *testing.T, m *server.MCPServer, caps mcp.ClientCapabilities) *client.Client {
+	t.Helper()
+	ts := httptest.NewServer(server.NewStreamableHTTPServer(m, server.WithEndpointPath("/mcp")))
+	t.Cleanup(ts.Close)
+	tr, err := transport.NewStreamableHTTP(ts.URL + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr)
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	initialize(t, c, caps)
+	return c
+}
+
+var transports = map[string]func(*testing.T, *server.MCPServer, mcp.ClientCapabilities) *client.Client{
+	"stdio": stdioClient, "http": httpClient,
+}
+
+func initialize(t *testing.T, c *client.Client, caps mcp.ClientCapabilities) {
+	t.Helper()
+	ctx := context.Background()
 	var req mcp.InitializeRequest
 	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	req.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
@@ -57,7 +88,6 @@ func stdioClient(t *testing.T, m *server.MCPServer, caps mcp.ClientCapabilities)
 	if _, err := c.Initialize(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	return c
 }
 
 func uiCaps() mcp.ClientCapabilities {
@@ -101,28 +131,35 @@ func TestViewsAreInvisibleToClientsWithoutTheUIExtension(t *testing.T) {
 		"no extension":   {},
 		"other mimetype": {Extensions: map[string]any{UIExtension: map[string]any{"mimeTypes": []any{"text/html"}}}},
 	} {
-		t.Run(name, func(t *testing.T) {
-			c := stdioClient(t, viewServer(), caps)
-			meta, uris := listed(t, c)
-			if meta["shown"] != "" || meta["plain"] != "" {
-				t.Fatalf("_meta.ui shown to a client without the extension: %v", meta)
-			}
-			if len(uris) != 0 {
-				t.Fatalf("resources/list = %v, want none", uris)
-			}
-			var req mcp.ReadResourceRequest
-			req.Params.URI = testViewURI
-			if _, err := c.ReadResource(context.Background(), req); err == nil {
-				t.Fatal("a client without the extension read the view")
-			}
-		})
+		for tn, connect := range transports {
+			t.Run(name+" over "+tn, func(t *testing.T) {
+				c := connect(t, viewServer(), caps)
+				meta, uris := listed(t, c)
+				if meta["shown"] != "" || meta["plain"] != "" {
+					t.Fatalf("_meta.ui shown to a client without the extension: %v", meta)
+				}
+				if len(uris) != 0 {
+					t.Fatalf("resources/list = %v, want none", uris)
+				}
+				var req mcp.ReadResourceRequest
+				req.Params.URI = testViewURI
+				if _, err := c.ReadResource(context.Background(), req); err == nil {
+					t.Fatal("a client without the extension read the view")
+				}
+			})
+		}
 	}
 }
 
 // A client that speaks MCP Apps sees the view on the named tool only, and
 // reads it as text/html;profile=mcp-app with a CSP that names no origin.
 func TestViewsAreServedToClientsWithTheUIExtension(t *testing.T) {
-	c := stdioClient(t, viewServer(), uiCaps())
+	for tn, connect := range transports {
+		t.Run(tn, func(t *testing.T) { servedTo(t, connect(t, viewServer(), uiCaps())) })
+	}
+}
+
+func servedTo(t *testing.T, c *client.Client) {
 	meta, uris := listed(t, c)
 	if meta["shown"] != `{"resourceUri":"ui://test/view"}` {
 		t.Fatalf("shown's _meta.ui = %s", meta["shown"])
