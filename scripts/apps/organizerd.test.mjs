@@ -83,6 +83,27 @@ try {
   check(host.errors.length === 0, `no errors in the page: ${host.errors.join("; ")}`);
   await host.close();
 
+  // [approval] apply_plan = "human": the view's Apply only asks; the person
+  // answers in the client. "deny": nothing moves and Apply can be pressed
+  // again; "allow once": the plan is applied.
+  write(join(dir, "human.toml"), `audit_log = "${join(dir, "state", "audit2.jsonl")}"\n[organizer]\nworkspace_root = "${ws}"\njournal = "${join(dir, "state", "organizer2.journal")}"\n[approval]\napply_plan = "human"\n`);
+  const human = await openHost({ browser, bin, args: ["--config", join(dir, "human.toml")], person, width: 1000, height: 1000 });
+  const h = await showTool(human, "plan_organize", {});
+  await waitFor(h.frame, () => document.documentElement.hasAttribute("data-render-ms"), null, "the plan to render");
+  const press = async (answer) => {
+    person.script.push(answer);
+    await h.frame.evaluate(() => document.documentElement.removeAttribute("data-last-action"));
+    await h.frame.click("#apply");
+    await waitFor(h.frame, () => document.documentElement.getAttribute("data-last-action") === "apply_plan", null, "apply_plan's answer");
+    return h.frame.evaluate(() => document.documentElement.getAttribute("data-last-code"));
+  };
+  check((await press("deny")) === "POLICY_DENIED" && person.asked.length === 1, "apply_plan = human: the person is asked and denies");
+  check(JSON.stringify(tree()) === JSON.stringify(before), "deny: nothing moved");
+  check(!(await h.frame.$eval("#apply", (b) => b.disabled)), "deny: Apply can be pressed again (the plan id survives)");
+  check((await press("allow once")) === "OK" && person.asked.length === 2, "allow once: apply_plan answered OK");
+  check(JSON.stringify(tree()) === JSON.stringify(want), "allow once: the workspace is the plan's after tree");
+  await human.close();
+
   const narrow = await openHost({ browser, bin, args: ["--config", join(dir, "policy.toml")], person, width: 400, height: 900 });
   const n = await showTool(narrow, "plan_organize", {});
   await waitFor(n.frame, () => document.documentElement.hasAttribute("data-render-ms"), null, "the narrow render");
