@@ -8,7 +8,7 @@
 import { readdirSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { launch, openHost, scriptedPerson, showTool, waitFor } from "./host.mjs";
-import { artifacts, check, cleanup, docShot, existsSync, failed, HOSTILE, tempDir, write } from "./common.mjs";
+import { artifacts, check, cleanup, contrastFailures, docShot, existsSync, failed, HOSTILE, tempDir, write } from "./common.mjs";
 
 const bin = join(process.argv[2] || "bin", "organizerd");
 const dir = tempDir("bastion-apps-organizerd-");
@@ -40,7 +40,8 @@ try {
   console.log("organizerd plan view (chromium, ext-apps AppBridge, real organizerd over stdio)");
   const before = tree();
   host = await openHost({ browser, bin, args: ["--config", join(dir, "policy.toml")], person, width: 1000, height: 1000 });
-  const { frame, result } = await showTool(host, "plan_organize", {});
+  const view = await showTool(host, "plan_organize", {});
+  const { frame, result } = view;
   const plan = result.structuredContent.detail;
   await waitFor(frame, () => document.documentElement.hasAttribute("data-render-ms"), null, "the plan to render");
   if (plan.move_count === 0) console.log(JSON.stringify(plan.skips.slice(0, 3)));
@@ -64,6 +65,14 @@ try {
   check((await frame.evaluate(() => window.__pwned)) === undefined && (await frame.$$("img")).length === 0, "the payload's window flag stays unset (no script ran)");
   await host.page.screenshot({ path: join(artifacts, "organizerd-plan.png"), fullPage: true });
   await docShot(host.page, frame, "organizerd-plan-view.png");
+  const light = await contrastFailures(frame);
+  check(light.length === 0, `light theme: every text has 4.5:1 contrast or better ${light.join("; ")}`);
+  await view.bridge.setHostContext({ theme: "dark" });
+  await waitFor(frame, () => document.documentElement.getAttribute("data-theme") === "dark", null, "the dark theme");
+  const dark = await contrastFailures(frame);
+  check(dark.length === 0, `dark theme: every text has 4.5:1 contrast or better ${dark.join("; ")}`);
+  await host.page.screenshot({ path: join(artifacts, "organizerd-dark.png"), fullPage: true });
+  await view.bridge.setHostContext({ theme: "light" });
 
   // Apply through the view.
   await frame.click("#apply");

@@ -10,7 +10,7 @@
 // usage: node sweepd.test.mjs BIN_DIR
 import { join } from "node:path";
 import { launch, openHost, scriptedPerson, showTool, waitFor } from "./host.mjs";
-import { artifacts, check, cleanup, docShot, existsSync, failed, HOSTILE, tempDir, write } from "./common.mjs";
+import { artifacts, check, cleanup, contrastFailures, docShot, existsSync, failed, HOSTILE, tempDir, write } from "./common.mjs";
 
 const bin = join(process.argv[2] || "bin", "sweepd");
 const dir = tempDir("bastion-apps-sweepd-");
@@ -42,7 +42,8 @@ let host;
 try {
   console.log("sweepd scan view (chromium, ext-apps AppBridge, real sweepd over stdio)");
   host = await openHost({ browser, bin, args: ["--config", join(dir, "policy.toml")], person, width: 1100, height: 1000 });
-  const { frame, result } = await showTool(host, "scan", {});
+  const view = await showTool(host, "scan", {});
+  const { frame, result } = view;
   const finds = result.structuredContent.detail.finds;
   await waitFor(frame, (n) => document.documentElement.getAttribute("data-finds") === String(n), finds.length, "the finds to render");
   check(finds.length === Object.keys(projects).length + extra, `scan found ${finds.length} finds (want ${Object.keys(projects).length + extra})`);
@@ -85,6 +86,14 @@ try {
   await frame.click('th[data-key="size_bytes"] button');
   await host.page.screenshot({ path: join(artifacts, "sweepd-scan.png"), fullPage: true });
   await docShot(host.page, frame, "sweepd-scan-view.png");
+  const light = await contrastFailures(frame);
+  check(light.length === 0, `light theme: every text has 4.5:1 contrast or better ${light.join("; ")}`);
+  await view.bridge.setHostContext({ theme: "dark" });
+  await waitFor(frame, () => document.documentElement.getAttribute("data-theme") === "dark", null, "the dark theme");
+  const dark = await contrastFailures(frame);
+  check(dark.length === 0, `dark theme: every text has 4.5:1 contrast or better ${dark.join("; ")}`);
+  await host.page.screenshot({ path: join(artifacts, "sweepd-dark.png"), fullPage: true });
+  await view.bridge.setHostContext({ theme: "light" });
 
   // Select two finds: tiny-a with a click in the list, tiny-b with the keyboard in the treemap.
   const a = finds.find((f) => f.path.endsWith("/tiny-a/node_modules"));
