@@ -33,7 +33,11 @@ write(join(root, "mono", "package.json"), "{}\n");
 write(join(root, "mono", "Cargo.toml"), "[package]\nname = \"mono\"\n");
 write(join(root, "mono", "node_modules", "pkg", "blob.bin"), 560 * KiB);
 write(join(root, "mono", "target", "debug", "blob.bin"), 480 * KiB);
-const extra = 3; // rusty/target, mono/node_modules, mono/target
+// A name with a right-to-left override: shown with the override escaped.
+const BIDI = "invoice\u202Eexe.txt";
+write(join(root, BIDI, "package.json"), "{}\n");
+write(join(root, BIDI, "node_modules", "pkg", "blob.bin"), 240 * KiB);
+const extra = 4; // rusty/target, mono/node_modules, mono/target
 write(join(dir, "policy.toml"), `audit_log = "${join(dir, "state", "audit.jsonl")}"\n[sweep]\nroots = ["${root}"]\n[approval]\nreclaim = "human"\n`);
 
 const browser = await launch();
@@ -78,6 +82,7 @@ try {
   check(text.includes(HOSTILE), "the directory named like an <img> tag shows as those characters");
   check((await frame.evaluate(() => window.__pwned)) === undefined, "the payload's window flag stays unset (no script ran)");
   check((await frame.$$("img")).length === 0, "no <img> element exists in the view");
+  check(!text.includes("\u202E") && text.includes("invoice\\u{202E}exe.txt"), "a right-to-left override in a name shows escaped, as \\u{202E}");
 
   // Sorting by path, then back by size.
   await frame.click('th[data-key="path"] button');

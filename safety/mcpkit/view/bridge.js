@@ -68,20 +68,27 @@
     else if (m.method === "ui/notifications/host-context-changed") applyContext(params);
   });
 
+  // visible shows control and bidi-override characters as \u{...} escapes,
+  // so a name cannot reorder or hide the text around it on the page.
+  const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+  function visible(s) {
+    return String(s).replace(CONTROL, (c) => "\\u{" + c.codePointAt(0).toString(16).toUpperCase() + "}");
+  }
+
   // el builds an element; attrs may hold class, role, tabindex, title, aria-*,
   // data-*, type, disabled, checked, for, id, scope; every child that is not a
-  // Node becomes a text node.
+  // Node becomes a text node, its control characters made visible.
   const ALLOWED = /^(class|role|tabindex|title|type|for|id|scope|disabled|checked|aria-[a-z-]+|data-[a-z-]+)$/;
   function el(tag, attrs, ...children) {
     const e = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
       if (v === undefined || v === null || v === false) continue;
       if (!ALLOWED.test(k)) throw new Error("attribute not allowed: " + k);
-      e.setAttribute(k, v === true ? "" : String(v));
+      e.setAttribute(k, v === true ? "" : visible(v));
     }
     for (const c of children.flat()) {
       if (c === undefined || c === null || c === false) continue;
-      e.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+      e.appendChild(c instanceof Node ? c : document.createTextNode(visible(c)));
     }
     return e;
   }
@@ -125,6 +132,7 @@
   window.BastionView = {
     connect,
     el,
+    visible,
     size,
     operation,
     callTool: (name, args) => request("tools/call", { name, arguments: args || {} }),
