@@ -1,0 +1,308 @@
+package organize
+
+// This file is organizerd's pipeline: one call per flow (Plan in plan.go;
+// Apply, Move, Undo and Redo here), each holding every step in the one
+// safe order, top to bottom. The server only decodes arguments and shows
+// the Outcome. A new step of a flow belongs here, in its order, not in the
+// server. The steps themselves are in steps.go.
+//
+// Following a plan id from apply_plan to the disk:
+//
+//	Apply → plans.Peek/Take (the plan id, single use) → Journal.Check (policy
+//	and protection re-check: same file, size, mtime; destination free) →
+//	ask (approval.Call, the person's answer) → Journal.Do: the same checks
+//	again, then intent (the audit intent, fail-closed), then the begin record
+//	and the renames (jail.Mover) → report → finish (the audit outcome) →
+//	done (the approval's outcome).
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/bastion-mcp/bastion/safety/approval"
+	"github.com/bastion-mcp/bastion/safety/audit"
+	"github.com/bastion-mcp/bastion/safety/ids"
+	"github.com/bastion-mcp/bastion/safety/jail"
+	"github.com/bastion-mcp/bastion/safety/journal"
+	"github.com/bastion-mcp/bastion/safety/result"
+)
+
+// The policy keys that make organizerd ask the person.
+const (
+	// KeyApplyPlan ([approval] apply_plan) covers apply_plan.
+	KeyApplyPlan = "approval.apply_plan"
+	// KeyMoveFile ([approval] move_file) covers move_file,
+	// undo_last_action and redo_last_action.
+	KeyMoveFile = "approval.move_file"
+)
+
+// The fixed sentences naming each flow in the question to the person.
+const (
+	ApplyTitle = "Apply this organize plan? Each item moves into its folder inside the workspace; nothing is deleted or overwritten, and undo_last_action takes the whole plan back."
+	MoveTitle  = "Move this item inside the workspace? Nothing is deleted or overwritten, and undo_last_action moves it back."
+	UndoTitle  = "Undo the latest action? Each item below moves back to where it was; nothing is deleted or overwritten, and redo_last_action moves them again."
+	RedoTitle  = "Redo the latest undone action? Each item below moves again; nothing is deleted or overwritten, and undo_last_action moves them back."
+)
+
+// Options configure an Organizer. Root, Rules, Journal and Audit are
+// required.
+type Options struct {
+	Root  *jail.Root
+	Rules *Rules
+	// Radar marks HIGH_RISK files for the planner's restraint and the
+	// question; nil: no radar.
+	Radar *Radar
+	// Journal is the write-ahead journal every move goes through.
+	Journal *journal.Journal
+	// Audit receives the intent before and the outcome after every flow
+	// that moves.
+	Audit  *audit.Log
+	Logger *slog.Logger
+	// PlanTTL is how long a plan id stays valid (default one hour).
+	PlanTTL time.Duration
+	// Asker asks the person (MCP elicitation) before the flows whose
+	// who-confirms setting is approval.Human; nil: the agent's call is the
+	// confirmation, as before [approval]. The server binds it to each tool
+	// call (Asker.For) and passes the approval.Call in the request.
+	Asker *approval.Asker
+	// ApplyPlan is who confirms apply_plan ([approval] apply_plan).
+	ApplyPlan approval.Who
+	// MoveFile is who confirms move_file, undo_last_action and
+	// redo_last_action ([approval] move_file).
+	MoveFile approval.Who
+	// Observer, when set, is told of each step of each flow.
+	Observer Observer
+}
+
+// Organizer runs organizerd's flows. It is safe for concurrent use.
+type Organizer struct {
+	o     Options
+	ws    Workspace
+	plans *ids.Store[*plan]
+}
+
+// NewOrganizer returns an Organizer with an empty plan store.
+func NewOrganizer(o Options) *Organizer {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.PlanTTL <= 0 {
+		o.PlanTTL = time.Hour
+	}
+	return &Organizer{o: o, ws: Workspace{Root: o.Root, Rules: o.Rules, Radar: o.Radar},
+		plans: ids.NewStore[*plan]("p", o.PlanTTL, 64)}
+}
+
+// Workspace is the rule evaluation the Organizer applies (list_files
+// shows it too).
+func (g *Organizer) Workspace() Workspace { return g.ws }
+
+// Step names one step of a flow, for an Observer and in an Outcome.
+type Step string
+
+// The steps, in the order a flow takes them.
+const (
+	StepPlanID  Step = "plan_id" // the plan id looked up (apply_plan)
+	StepCheck   Step = "check"   // the policy and protection checks
+	StepAsk     Step = "ask"     // the person's answer (approval.Call)
+	StepRecheck Step = "recheck" // the checks again, after the answer
+	StepIntent  Step = "intent"  // the audit intent record (fail-closed)
+	StepJournal Step = "journal" // the journal's checks, begin record and moves
+	StepRecord  Step = "record"  // the audit outcome record
+)
+
+// Observer watches the steps of every flow: Begin is called as a step
+// starts, with the flow's context, and the function it returns as the step
+// ends, with the code it ended with (OK: the flow went on). It must not
+// block. OpenTelemetry spans, or a view's progress, are Observers; the
+// pipeline needs none.
+type Observer interface {
+	Begin(ctx context.Context, tool string, step Step) (context.Context, func(result.Code))
+}
+
+// ApplyRequest is one apply_plan call.
+type ApplyRequest struct {
+	PlanID string
+	// Call asks the person through the tool call (approval.Asker.For).
+	Call approval.Call
+}
+
+// MoveRequest is one move_file call: src and dest relative to the
+// workspace, or absolute inside it, as the agent wrote them.
+type MoveRequest struct {
+	Src, Dest string
+	Call      approval.Call
+}
+
+// Outcome is what one flow did, for the server to show. Code and Reason are
+// the answer's; the audit outcome record carries the same code.
+type Outcome struct {
+	Tool string
+	// Step is the step the flow ended at.
+	Step   Step
+	Code   result.Code
+	Reason string
+	// Refusal is the protection rule that refused a move_file, at check
+	// or recheck; nil otherwise.
+	Refusal *Skip
+	// Action is the journal action carried out; nil when nothing moved.
+	Action *journal.Action
+	// Failed are the moves that could not be made (Action set) or the
+	// reasons nothing moved.
+	Failed []journal.Failure
+	// Stale: apply_plan's plan no longer holds as a whole; Failed says why
+	// per file and nothing moved.
+	Stale bool
+	// UndoDepth and RedoDepth are the journal's stacks after the action.
+	UndoDepth, RedoDepth int
+	// Approval is who confirmed (detail.approval); nil when not reported.
+	Approval *approval.Approval
+	// Pending: the tool's answer is the question to the person, already
+	// set on the call (a 2026-07-28 client); nothing was done yet.
+	Pending bool
+}
+
+// Moved is how many objects the flow moved.
+func (out Outcome) Moved() int {
+	if out.Action == nil {
+		return 0
+	}
+	return len(out.Action.Moves)
+}
+
+// Apply applies the plan q.PlanID once. When the person confirms
+// apply_plan, they are asked about the plan without consuming it (a
+// declined or unanswered question leaves the plan id usable); a plan that
+// no longer holds is not worth their time. Then the plan id is used up and
+// every move re-checked by the journal before anything moves.
+func (g *Organizer) Apply(ctx context.Context, q ApplyRequest) Outcome {
+	const tool = "apply_plan"
+	if !g.asks(KeyApplyPlan) {
+		out := g.applyNow(ctx, q.PlanID)
+		out.Approval = byAgent(KeyApplyPlan)
+		return out
+	}
+	_, end := g.begin(ctx, tool, StepPlanID)
+	p, err := g.plans.Peek(q.PlanID)
+	if err != nil {
+		return ended(end, refused(tool, StepPlanID, planIDRefusal(err)))
+	}
+	end(result.OK)
+	if !q.Call.Retry { // a retry answers a question already asked: it is resolved, and audited
+		_, end = g.begin(ctx, tool, StepCheck)
+		if failed := g.o.Journal.Check(p.moves); len(failed) > 0 {
+			return ended(end, stale(failed, len(p.moves), StepCheck))
+		}
+		end(result.OK)
+	}
+	v, stop := g.ask(ctx, q.Call, Ask{Action: tool, Key: KeyApplyPlan, Title: ApplyTitle,
+		IDLabel: "Plan", ID: q.PlanID, Moves: p.moves, PerFolder: true})
+	if stop != nil {
+		return *stop
+	}
+	return done(v, g.applyNow(ctx, q.PlanID))
+}
+
+// applyNow uses the plan id up and applies the plan: the journal re-checks
+// every move against what was planned (and asked about), writes the intent
+// and only then moves. Anything changed since planning: nothing moves and
+// the plan is STALE.
+func (g *Organizer) applyNow(ctx context.Context, planID string) Outcome {
+	const tool = "apply_plan"
+	_, end := g.begin(ctx, tool, StepPlanID)
+	p, err := g.plans.Take(planID)
+	if err != nil {
+		return ended(end, refused(tool, StepPlanID, planIDRefusal(err)))
+	}
+	end(result.OK)
+	var intentID string
+	_, end = g.begin(ctx, tool, StepJournal)
+	res, err := g.o.Journal.Do(tool, planID, p.moves, g.intent(ctx, tool, map[string]any{"plan_id": planID}, &intentID))
+	if err != nil && res.Action == nil && len(res.Failed) > 0 {
+		return g.finish(ctx, intentID, ended(end, stale(res.Failed, len(p.moves), StepJournal)))
+	}
+	return g.finish(ctx, intentID, ended(end, g.report(tool, res, err)))
+}
+
+// Move moves one object the person named. The protection layer is applied
+// first; when the person confirms, they are asked, and the move is checked
+// again after the answer and must still be the one they were asked about.
+// The journal then re-checks, writes the intent and moves.
+func (g *Organizer) Move(ctx context.Context, q MoveRequest) Outcome {
+	const tool = "move_file"
+	_, end := g.begin(ctx, tool, StepCheck)
+	m, sk := g.ws.CheckMove(q.Src, q.Dest)
+	if sk != nil {
+		return ended(end, skipped(tool, StepCheck, sk))
+	}
+	end(result.OK)
+	v := approval.Verdict{ByAgent: true, Approval: byAgent(KeyMoveFile)}
+	if g.asks(KeyMoveFile) {
+		var stop *Outcome
+		if v, stop = g.ask(ctx, q.Call, Ask{Action: tool, Key: KeyMoveFile, Title: MoveTitle, Moves: []journal.Move{m}}); stop != nil {
+			return *stop
+		}
+	}
+	if v.Proceed { // the person may take minutes
+		_, end = g.begin(ctx, tool, StepRecheck)
+		again, sk := g.ws.CheckMove(q.Src, q.Dest)
+		if sk != nil {
+			return done(v, ended(end, skipped(tool, StepRecheck, sk)))
+		}
+		if !journal.SameMoves([]journal.Move{again}, []journal.Move{m}) {
+			return done(v, ended(end, refused(tool, StepRecheck, jail.ErrChanged)))
+		}
+		end(result.OK)
+	}
+	var intentID string
+	_, end = g.begin(ctx, tool, StepJournal)
+	res, err := g.o.Journal.Do(tool, m.Src+" -> "+m.Dst, []journal.Move{m}, g.intent(ctx, tool, map[string]any{"src": m.Src, "dest": m.Dst}, &intentID))
+	return done(v, g.finish(ctx, intentID, ended(end, g.report(tool, res, err))))
+}
+
+// Undo reverts the latest action (undo_last_action).
+func (g *Organizer) Undo(ctx context.Context, call approval.Call) Outcome {
+	return g.revert(ctx, call, "undo_last_action")
+}
+
+// Redo re-applies the latest undone action (redo_last_action).
+func (g *Organizer) Redo(ctx context.Context, call approval.Call) Outcome {
+	return g.revert(ctx, call, "redo_last_action")
+}
+
+// revert undoes or redoes the latest action. When the person confirms, they
+// are asked about the moves it would make now, and it runs only if those
+// are still exactly the moves it makes after the answer (journal.Expect,
+// checked by the journal with its own checks, before the intent).
+func (g *Organizer) revert(ctx context.Context, call approval.Call, tool string) Outcome {
+	next, run, title := g.o.Journal.NextUndo, g.o.Journal.Undo, UndoTitle
+	if tool == "redo_last_action" {
+		next, run, title = g.o.Journal.NextRedo, g.o.Journal.Redo, RedoTitle
+	}
+	var intentID string
+	hook := g.intentAction(ctx, tool, &intentID)
+	v := approval.Verdict{ByAgent: true, Approval: byAgent(KeyMoveFile)}
+	if g.asks(KeyMoveFile) {
+		_, end := g.begin(ctx, tool, StepCheck)
+		a, err := next()
+		if err != nil { // nothing to undo (or redo): no intent, no record
+			out := g.report(tool, journal.Outcome{}, err)
+			out.Step = StepCheck
+			return ended(end, out)
+		}
+		end(result.OK)
+		var stop *Outcome
+		if v, stop = g.ask(ctx, call, Ask{Action: tool, Key: KeyMoveFile, Title: title,
+			IDLabel: "Action", ID: strconv.FormatUint(a.ID, 10), Moves: a.Moves}); stop != nil {
+			return *stop
+		}
+		if v.Proceed {
+			hook = journal.Expect(a.Moves, hook)
+		}
+	}
+	_, end := g.begin(ctx, tool, StepJournal)
+	res, err := run(hook)
+	return done(v, g.finish(ctx, intentID, ended(end, g.report(tool, res, err))))
+}
