@@ -18,7 +18,8 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/src"
 git archive --format=tar "$rev" | tar -x -C "$tmp/src"
 echo "organizerd-baseline: building organizerd at $rev" >&2
-(cd "$tmp/src" && "$go" build -trimpath -o "$tmp/organizerd-$rev" ./organizerd)
-export BASTION_BENCH_BASELINE="$tmp/organizerd-$rev"
+mkdir "$tmp/bin" # the binary keeps its name: a server must call itself what its file is called
+(cd "$tmp/src" && "$go" build -trimpath -o "$tmp/bin/organizerd" ./organizerd)
+export BASTION_BENCH_BASELINE="$tmp/bin/organizerd"
 "$go" test -run '^$' -bench MoveFileVsFilesystemServer -benchtime "${MOVES:-500}x" ./organizerd/
 "$go" test -run '^$' -bench Apply10kVsBaseline -benchtime "${APPLIES:-9}x" -timeout 30m ./organizerd/
