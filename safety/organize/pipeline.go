@@ -218,8 +218,8 @@ func (g *Organizer) applyNow(ctx context.Context, planID string) Outcome {
 	}
 	end(result.OK)
 	var intentID string
-	_, end = g.begin(ctx, tool, StepJournal)
-	res, err := g.o.Journal.Do(tool, planID, p.moves, g.intent(ctx, tool, map[string]any{"plan_id": planID}, &intentID))
+	jctx, end := g.begin(ctx, tool, StepJournal)
+	res, err := g.o.Journal.Do(tool, planID, p.moves, g.intent(jctx, tool, map[string]any{"plan_id": planID}, &intentID))
 	if err != nil && res.Action == nil && len(res.Failed) > 0 {
 		return g.finish(ctx, intentID, ended(end, stale(res.Failed, len(p.moves), StepJournal)))
 	}
@@ -257,8 +257,8 @@ func (g *Organizer) Move(ctx context.Context, q MoveRequest) Outcome {
 		end(result.OK)
 	}
 	var intentID string
-	_, end = g.begin(ctx, tool, StepJournal)
-	res, err := g.o.Journal.Do(tool, m.Src+" -> "+m.Dst, []journal.Move{m}, g.intent(ctx, tool, map[string]any{"src": m.Src, "dest": m.Dst}, &intentID))
+	jctx, end := g.begin(ctx, tool, StepJournal)
+	res, err := g.o.Journal.Do(tool, m.Src+" -> "+m.Dst, []journal.Move{m}, g.intent(jctx, tool, map[string]any{"src": m.Src, "dest": m.Dst}, &intentID))
 	return done(v, g.finish(ctx, intentID, ended(end, g.report(tool, res, err))))
 }
 
@@ -281,8 +281,7 @@ func (g *Organizer) revert(ctx context.Context, call approval.Call, tool string)
 	if tool == "redo_last_action" {
 		next, run, title = g.o.Journal.NextRedo, g.o.Journal.Redo, RedoTitle
 	}
-	var intentID string
-	hook := g.intentAction(ctx, tool, &intentID)
+	var asked []journal.Move // the moves the person accepted; nil when not asked
 	v := approval.Verdict{ByAgent: true, Approval: byAgent(KeyMoveFile)}
 	if g.asks(KeyMoveFile) {
 		_, end := g.begin(ctx, tool, StepCheck)
@@ -299,10 +298,15 @@ func (g *Organizer) revert(ctx context.Context, call approval.Call, tool string)
 			return *stop
 		}
 		if v.Proceed {
-			hook = journal.Expect(a.Moves, hook)
+			asked = a.Moves
 		}
 	}
-	_, end := g.begin(ctx, tool, StepJournal)
+	var intentID string
+	jctx, end := g.begin(ctx, tool, StepJournal)
+	hook := g.intentAction(jctx, tool, &intentID)
+	if v.Proceed {
+		hook = journal.Expect(asked, hook)
+	}
 	res, err := run(hook)
 	return done(v, g.finish(ctx, intentID, ended(end, g.report(tool, res, err))))
 }
