@@ -109,6 +109,8 @@ bench: build
 	@echo "== organizerd: move_file p50 vs the official filesystem MCP server's (Node 22 from make clients-setup; skipped without it), same client, same run (goal: ratio <= 1.0); then where organizerd's time goes"
 	$(GO) test -run '^$$' -bench MoveFileVsFilesystemServer -benchtime 500x ./organizerd/
 	$(GO) test -run '^$$' -bench MoveFileBreakdown -benchtime 300x ./organizerd/internal/organizer/
+	@echo "== organizerd: move_file p50 and apply_plan of 10,000 files vs the previous build (BASTION_BENCH_BASE, default HEAD~1), built and measured in the same run (goal: vs-baseline and apply-ratio <= 1.05)"
+	GO=$(GO) bash scripts/bench/organizerd-baseline.sh
 	@echo "== radar: rules-only paths/s; full summary vs bare walk of 100,000 files, without and with git facts, in one repository and in 200 (goal <= 1.5x)"
 	$(GO) test -run '^$$' -bench 'ClassifyRulesOnly|SummaryVsWalk|SummaryGitVsWalk|SummaryReposVsWalk' -benchtime 3x ./safety/risk/
 	@echo "== core: audit append vs plain fsync append; sandbox Run vs exec; redaction throughput"

@@ -128,7 +128,9 @@ func startPeer(b *testing.B, ws string) *mover {
 // Documents/ or back, on the test's disk. It reports both p50s and their
 // ratio (goal <= 1.0); without `make clients-setup` it measures organizerd
 // alone and says the peer was skipped. With $BASTION_BENCH_BASELINE naming
-// an earlier organizerd build, that build is measured in the same run too.
+// an earlier organizerd build, that build is measured in the same run too,
+// and vs-baseline is this build's p50 over that build's (goal <= 1.05x;
+// scripts/bench/organizerd-baseline.sh builds one).
 func BenchmarkMoveFileVsFilesystemServer(b *testing.B) {
 	org := startOrganizerd(b, bin, "organizerd", benchWorkspace(b))
 	peer := startPeer(b, benchWorkspace(b))
@@ -161,6 +163,7 @@ func BenchmarkMoveFileVsFilesystemServer(b *testing.B) {
 	b.ReportMetric(float64(p50(org.ds).Microseconds()), "organizerd-p50-µs")
 	if base != nil {
 		b.ReportMetric(float64(p50(base.ds).Microseconds()), "baseline-p50-µs")
+		b.ReportMetric(float64(p50(org.ds))/float64(p50(base.ds)), "vs-baseline")
 		if peer != nil {
 			b.ReportMetric(float64(p50(base.ds))/float64(p50(peer.ds)), "baseline-ratio")
 		}

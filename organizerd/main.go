@@ -91,9 +91,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	_, applyPlan, moveFile := pol.Approval.Who()
 	fallback, timeout := pol.Approval.Asking()
 	asker := approval.New(approval.Options{Fallback: approval.Fallback(fallback), Timeout: timeout, Audit: alog})
-	srv := organizer.New(organizer.Options{Root: root, Rules: rules, Journal: j, Audit: alog, Logger: logger, Version: version,
+	srv := organizer.New(organizer.Options{Version: version, Options: organize.Options{
+		Root: root, Rules: rules, Journal: j, Audit: alog, Logger: logger,
 		Radar: &organize.Radar{Engine: engine, Root: root.Path()},
-		Asker: asker, ApplyPlan: approval.Who(applyPlan), MoveFile: approval.Who(moveFile)})
+		Asker: asker, ApplyPlan: approval.Who(applyPlan), MoveFile: approval.Who(moveFile)}})
 	_ = alog.Event("start", map[string]any{"version": version, "workspace": root.Path(), "journal": jpath,
 		"approval": map[string]any{"apply_plan": applyPlan, "move_file": moveFile, "fallback": fallback}})
 	logger.Info("organizerd ready", "version", version, "workspace", root.Path(), "journal", jpath, "audit", logPath,

@@ -16,6 +16,16 @@
 // The protection set is derived by filtering the one rule set; there is no
 // second list. The package refuses a policy rule without a layer, with an
 // unknown condition, or that tries to replace a protection rule.
+//
+// It is also organizerd's pipeline (pipeline.go): one call per flow
+// (Organizer.Plan, Apply, Move, Undo, Redo) holding every step in the one
+// safe order: the policy and protection checks, the question to the person
+// (through the approval.Call the server binds, approval.Asker.For), the
+// re-check after the answer, the audit intent, the journal's move, the
+// outcome record. The server decodes arguments and shows the Outcome; a
+// new step of a flow goes in pipeline.go. It never moves anything the
+// journal has not re-checked, never moves before the intent record is
+// written, and never takes a call that cannot ask for the person's yes.
 package organize
 
 import (

@@ -211,6 +211,6 @@ func newBenchEnv(b *testing.B) benchEnv {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { j.Close() })
-	srv := New(Options{Root: root, Rules: rules, Journal: j, Audit: alog, Version: "bench"})
+	srv := New(Options{Version: "bench", Options: organize.Options{Root: root, Rules: rules, Journal: j, Audit: alog}})
 	return benchEnv{c: mcpkittest.StartInProcess(b, srv.MCP())}
 }

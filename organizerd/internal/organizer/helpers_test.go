@@ -65,7 +65,7 @@ func newEnvWith(t *testing.T, o config.Organizer, set func(*Options)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Root: root, Rules: rules, Journal: j, Audit: alog, Version: "test", Radar: &organize.Radar{Engine: eng, Root: ws}}
+	opts := Options{Version: "test", Options: organize.Options{Root: root, Rules: rules, Journal: j, Audit: alog, Radar: &organize.Radar{Engine: eng, Root: ws}}}
 	if set != nil {
 		set(&opts)
 	}

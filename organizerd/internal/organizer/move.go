@@ -8,8 +8,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/bastion-mcp/bastion/safety/jail"
-	"github.com/bastion-mcp/bastion/safety/journal"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/organize"
 	"github.com/bastion-mcp/bastion/safety/result"
@@ -32,41 +30,14 @@ type moveArgs struct {
 	Dest string `json:"dest"`
 }
 
+// moveFile is one call into the pipeline: organize.Organizer.Move. A
+// refusal by the protection layer shows the paths as the agent wrote them.
 func (s *Server) moveFile(ctx context.Context, req mcp.CallToolRequest, a moveArgs) result.OperationResult {
 	start := time.Now()
-	m, refused := s.checkMove(a, start)
-	if refused != nil {
-		return *refused
+	out := s.org.Move(ctx, organize.MoveRequest{Src: a.Src, Dest: a.Dest, Call: s.o.Asker.For(req)})
+	if out.Refusal != nil {
+		return answerWith(out, map[string]any{"src": quoteIfBad(a.Src), "dest": quoteIfBad(a.Dest),
+			"rule": out.Refusal.Rule, "layer": out.Refusal.Layer}, start)
 	}
-	k := s.confirm(ctx, req, organize.Ask{Action: "move_file", Key: keyMoveFile,
-		Title: "Move this item inside the workspace? Nothing is deleted or overwritten, and undo_last_action moves it back.",
-		Moves: []journal.Move{m}}, start)
-	if k.stop != nil {
-		return *k.stop
-	}
-	if k.v.Proceed {
-		// The person may take minutes: the move is checked again, and
-		// must still be the one they were asked about.
-		again, refused := s.checkMove(a, start)
-		if refused != nil {
-			return k.done(*refused)
-		}
-		if !journal.SameMoves([]journal.Move{again}, []journal.Move{m}) {
-			return k.done(result.Fail("move_file", jail.ErrChanged, map[string]any{"moved": 0}, start))
-		}
-	}
-	var intentID string
-	out, err := s.o.Journal.Do("move_file", m.Src+" -> "+m.Dst, []journal.Move{m}, s.intent("move_file", map[string]any{"src": m.Src, "dest": m.Dst}, &intentID))
-	return k.done(s.report("move_file", intentID, out, err, start))
-}
-
-// checkMove applies the protection layer to the move the agent asked for.
-func (s *Server) checkMove(a moveArgs, start time.Time) (journal.Move, *result.OperationResult) {
-	m, skip := s.ws.CheckMove(a.Src, a.Dest)
-	if skip != nil {
-		r := result.With("move_file", skip.Code, skip.Reason,
-			map[string]any{"src": quoteIfBad(a.Src), "dest": quoteIfBad(a.Dest), "rule": skip.Rule, "layer": skip.Layer}, start)
-		return m, &r
-	}
-	return m, nil
+	return answer(out, start)
 }

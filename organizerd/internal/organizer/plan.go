@@ -3,16 +3,12 @@ package organizer
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/bastion-mcp/bastion/safety/ids"
-	"github.com/bastion-mcp/bastion/safety/journal"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/organize"
 	"github.com/bastion-mcp/bastion/safety/result"
@@ -55,118 +51,34 @@ type PlannedSkip struct {
 	Layer  organize.Layer `json:"layer"`
 }
 
-func (s *Server) planOrganize(_ context.Context, _ mcp.CallToolRequest, _ noArgs) result.OperationResult {
+func (s *Server) planOrganize(ctx context.Context, _ mcp.CallToolRequest, _ noArgs) result.OperationResult {
 	start := time.Now()
-	d, err := s.o.Root.OpenDir(".")
+	p, err := s.org.Plan(ctx)
 	if err != nil {
 		return result.Fail("plan_organize", err, nil, start)
 	}
-	defer d.Close()
-	ents, err := d.ReadDir()
-	if err != nil {
-		return result.Fail("plan_organize", err, nil, start)
+	moves := make([]PlannedMove, 0, min(len(p.Moves), MaxListed))
+	for _, m := range p.Moves[:min(len(p.Moves), MaxListed)] {
+		moves = append(moves, PlannedMove{Src: m.Src, Dest: m.Dest, Category: m.Category, Size: m.Size})
 	}
-	sort.Slice(ents, func(i, j int) bool { return ents[i].Name < ents[j].Name })
-	p := &plan{created: time.Now().UTC()}
-	moves := []PlannedMove{}
-	skips := []PlannedSkip{}
-	skipCount := 0
-	for _, e := range ents {
-		if e.Type.IsDir() && s.o.Rules.IsCategoryFolder(e.Name) {
-			continue // a destination, not something to organize
-		}
-		ev := s.ws.Evaluate(d, ".", e)
-		if ev.Skip != nil {
-			skipCount++
-			if len(skips) < MaxListed {
-				skips = append(skips, PlannedSkip{Name: quoteIfBad(e.Name), Code: ev.Skip.Code, Reason: ev.Skip.Reason, Rule: ev.Skip.Rule, Layer: ev.Skip.Layer})
-			}
-			continue
-		}
-		p.moves = append(p.moves, journal.Move{Src: e.Name, Dst: ev.Dest, State: ev.State})
-		if len(moves) < MaxListed {
-			moves = append(moves, PlannedMove{Src: e.Name, Dest: ev.Dest, Category: ev.Facts.Category, Size: ev.Size})
-		}
+	skips := make([]PlannedSkip, 0, min(len(p.Skips), MaxListed))
+	for _, k := range p.Skips[:min(len(p.Skips), MaxListed)] {
+		skips = append(skips, PlannedSkip{Name: quoteIfBad(k.Name), Code: k.Skip.Code, Reason: k.Skip.Reason, Rule: k.Skip.Rule, Layer: k.Skip.Layer})
 	}
-	detail := map[string]any{"created": p.created.Format(time.RFC3339), "moves": moves, "move_count": len(p.moves),
-		"skips": skips, "skip_count": skipCount, "truncated": len(moves) < len(p.moves) || len(skips) < skipCount}
-	if len(p.moves) == 0 {
-		detail["plan_id"] = ""
-		return result.Success("plan_organize", fmt.Sprintf("nothing to move; %d skipped", skipCount), detail, start)
+	detail := map[string]any{"created": p.Created.Format(time.RFC3339), "moves": moves, "move_count": len(p.Moves),
+		"skips": skips, "skip_count": len(p.Skips), "truncated": len(moves) < len(p.Moves) || len(skips) < len(p.Skips), "plan_id": p.ID}
+	if p.ID == "" {
+		return result.Success("plan_organize", fmt.Sprintf("nothing to move; %d skipped", len(p.Skips)), detail, start)
 	}
-	id := s.plans.Issue(p)
-	detail["plan_id"] = id
-	return result.Success("plan_organize", fmt.Sprintf("%d moves planned, %d skipped; nothing changed yet: call apply_plan with plan_id", len(p.moves), skipCount), detail, start)
+	return result.Success("plan_organize", fmt.Sprintf("%d moves planned, %d skipped; nothing changed yet: call apply_plan with plan_id", len(p.Moves), len(p.Skips)), detail, start)
 }
 
 type applyArgs struct {
 	PlanID string `json:"plan_id"`
 }
 
+// applyPlan is one call into the pipeline: organize.Organizer.Apply.
 func (s *Server) applyPlan(ctx context.Context, req mcp.CallToolRequest, a applyArgs) result.OperationResult {
 	start := time.Now()
-	if !s.asksPerson(keyApplyPlan) {
-		return withApproval(s.applyNow(a.PlanID, start), byAgent(keyApplyPlan))
-	}
-	// The person is asked about the plan without consuming it: a declined
-	// or unanswered question leaves the plan_id usable.
-	p, err := s.plans.Peek(a.PlanID)
-	if err != nil {
-		return result.Fail("apply_plan", planIDRefusal(err), nil, start)
-	}
-	if !answering(req) {
-		if failed := s.o.Journal.Check(p.moves); len(failed) > 0 {
-			return s.stalePlan("", failed, len(p.moves), start) // not worth the person's time
-		}
-	}
-	k := s.confirm(ctx, req, organize.Ask{Action: "apply_plan", Key: keyApplyPlan,
-		Title:   "Apply this organize plan? Each item moves into its folder inside the workspace; nothing is deleted or overwritten, and undo_last_action takes the whole plan back.",
-		IDLabel: "Plan", ID: a.PlanID, Moves: p.moves, PerFolder: true}, start)
-	if k.stop != nil {
-		return *k.stop
-	}
-	return k.done(s.applyNow(a.PlanID, start))
-}
-
-// applyNow consumes the plan and applies it: every file is re-checked
-// against what was planned (and asked about) before anything moves.
-func (s *Server) applyNow(planID string, start time.Time) result.OperationResult {
-	p, err := s.plans.Take(planID)
-	if err != nil {
-		return result.Fail("apply_plan", planIDRefusal(err), nil, start)
-	}
-	var intentID string
-	out, err := s.o.Journal.Do("apply_plan", planID, p.moves, s.intent("apply_plan", map[string]any{"plan_id": planID}, &intentID))
-	if err != nil && out.Action == nil && len(out.Failed) > 0 {
-		return s.stalePlan(intentID, out.Failed, len(p.moves), start)
-	}
-	return s.report("apply_plan", intentID, out, err, start)
-}
-
-// stalePlan is the answer when anything changed since planning: the whole
-// plan is stale and nothing moves.
-func (s *Server) stalePlan(intentID string, failed []journal.Failure, planned int, start time.Time) result.OperationResult {
-	return s.finish("apply_plan", intentID, result.With("apply_plan", result.Stale,
-		fmt.Sprintf("%d of %d planned moves no longer hold, so nothing was moved; call plan_organize again", len(failed), planned),
-		map[string]any{"moved": 0, "stale": capFailures(failed)}, start))
-}
-
-// planIDRefusal words the id store's refusal of a plan_id for plans: the
-// store's own words are about scan ids, and the next step for a plan is
-// plan_organize, not a scan. The code and the error's identity stay.
-func planIDRefusal(err error) error {
-	var why string
-	switch {
-	case errors.Is(err, ids.ErrMalformed):
-		why = "malformed plan_id: plan ids look like p-<24 hex digits> and come only from plan_organize"
-	case errors.Is(err, ids.ErrUnknown):
-		why = "unknown plan_id: it was never issued by this server (plans do not survive a restart); plan again with plan_organize"
-	case errors.Is(err, ids.ErrUsed):
-		why = "this plan was already applied; plan again with plan_organize for a fresh plan_id"
-	case errors.Is(err, ids.ErrExpired):
-		why = "this plan has expired; plan again with plan_organize for a fresh plan_id"
-	default:
-		return err
-	}
-	return result.Wrap(result.CodeOf(err), why, err)
+	return answer(s.org.Apply(ctx, organize.ApplyRequest{PlanID: a.PlanID, Call: s.o.Asker.For(req)}), start)
 }

@@ -1,20 +1,18 @@
-// Package organizer is organizerd's MCP wiring: it builds the tools and
-// turns their calls into safety/organize rule evaluations and
-// safety/journal actions. It decides nothing about what may be moved; the
-// rules and checks live in safety.
+// Package organizer is organizerd's MCP wiring: it builds the tools,
+// decodes their arguments, calls the pipeline in safety/organize (one call
+// per flow: organize.Organizer's Plan, Apply, Move, Undo, Redo) and shows
+// its Outcome as the tool's answer (answer.go). It decides nothing about
+// what may be moved, asks nobody, writes no record and moves nothing
+// itself: the rules, the checks, the question to the person, the audit
+// records and the journal live in safety, in that pipeline.
 package organizer
 
 import (
 	"log/slog"
-	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/bastion-mcp/bastion/safety/approval"
-	"github.com/bastion-mcp/bastion/safety/audit"
-	"github.com/bastion-mcp/bastion/safety/ids"
 	"github.com/bastion-mcp/bastion/safety/jail"
-	"github.com/bastion-mcp/bastion/safety/journal"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
 	"github.com/bastion-mcp/bastion/safety/organize"
 )
@@ -23,38 +21,19 @@ import (
 // itself is never truncated.
 const MaxListed = 500
 
-// Options configure a Server.
+// Options configure a Server: the pipeline's options (workspace, rules,
+// radar, journal, audit log, who confirms what) and the version.
 type Options struct {
-	Root    *jail.Root
-	Rules   *organize.Rules
-	Journal *journal.Journal
-	Radar   *organize.Radar
-	Audit   *audit.Log
-	Logger  *slog.Logger
+	organize.Options
 	Version string
-	PlanTTL time.Duration
-	// Asker asks the person (MCP elicitation) before the operations whose
-	// who-confirms setting is approval.Human; nil: the agent's call is the
-	// confirmation, as before [approval].
-	Asker *approval.Asker
-	// ApplyPlan is who confirms apply_plan ([approval] apply_plan).
-	ApplyPlan approval.Who
-	// MoveFile is who confirms move_file, undo_last_action and
-	// redo_last_action ([approval] move_file).
-	MoveFile approval.Who
 }
 
-// Server holds organizerd's state.
+// Server holds organizerd's state: the pipeline, which holds the plans.
 type Server struct {
-	o     Options
-	ws    organize.Workspace
-	plans *ids.Store[*plan]
-	log   *slog.Logger
-}
-
-type plan struct {
-	moves   []journal.Move
-	created time.Time
+	o   Options
+	org *organize.Organizer
+	ws  organize.Workspace
+	log *slog.Logger
 }
 
 // New builds a Server.
@@ -62,11 +41,8 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.PlanTTL <= 0 {
-		o.PlanTTL = time.Hour
-	}
-	ws := organize.Workspace{Root: o.Root, Rules: o.Rules, Radar: o.Radar}
-	return &Server{o: o, ws: ws, plans: ids.NewStore[*plan]("p", o.PlanTTL, 64), log: o.Logger}
+	org := organize.NewOrganizer(o.Options)
+	return &Server{o: o, org: org, ws: org.Workspace(), log: o.Logger}
 }
 
 // Instructions is sent to clients at initialize.

@@ -3,16 +3,12 @@ package organizer
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/bastion-mcp/bastion/safety/approval"
-	"github.com/bastion-mcp/bastion/safety/journal"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
-	"github.com/bastion-mcp/bastion/safety/organize"
 	"github.com/bastion-mcp/bastion/safety/result"
 )
 
@@ -34,39 +30,14 @@ func (s *Server) redoTool() server.ServerTool {
 		Handler: mcpkit.Handle("redo_last_action", s.log, s.redo)}
 }
 
+// undo is one call into the pipeline: organize.Organizer.Undo.
 func (s *Server) undo(ctx context.Context, req mcp.CallToolRequest, _ noArgs) result.OperationResult {
-	return s.revert(ctx, req, "undo_last_action", time.Now())
+	start := time.Now()
+	return answer(s.org.Undo(ctx, s.o.Asker.For(req)), start)
 }
 
+// redo is one call into the pipeline: organize.Organizer.Redo.
 func (s *Server) redo(ctx context.Context, req mcp.CallToolRequest, _ noArgs) result.OperationResult {
-	return s.revert(ctx, req, "redo_last_action", time.Now())
-}
-
-// revert undoes or redoes the latest action. When the person confirms, they
-// are asked about the moves it would make now, and it runs only if those
-// are still exactly the moves it makes after the answer.
-func (s *Server) revert(ctx context.Context, req mcp.CallToolRequest, tool string, begin time.Time) result.OperationResult {
-	next, run, title := s.o.Journal.NextUndo, s.o.Journal.Undo, "Undo the latest action? Each item below moves back to where it was; nothing is deleted or overwritten, and redo_last_action moves them again."
-	if tool == "redo_last_action" {
-		next, run, title = s.o.Journal.NextRedo, s.o.Journal.Redo, "Redo the latest undone action? Each item below moves again; nothing is deleted or overwritten, and undo_last_action moves them back."
-	}
-	var intentID string
-	hook := s.intentAction(tool, &intentID)
-	k := asked{v: approval.Verdict{ByAgent: true, Approval: byAgent(keyMoveFile)}}
-	if s.asksPerson(keyMoveFile) {
-		a, err := next()
-		if err != nil {
-			return s.report(tool, "", journal.Outcome{}, err, begin)
-		}
-		k = s.confirm(ctx, req, organize.Ask{Action: tool, Key: keyMoveFile, Title: title,
-			IDLabel: "Action", ID: strconv.FormatUint(a.ID, 10), Moves: a.Moves}, begin)
-		if k.stop != nil {
-			return *k.stop
-		}
-		if k.v.Proceed {
-			hook = journal.Expect(a.Moves, hook)
-		}
-	}
-	out, err := run(hook)
-	return k.done(s.report(tool, intentID, out, err, begin))
+	start := time.Now()
+	return answer(s.org.Redo(ctx, s.o.Asker.For(req)), start)
 }
