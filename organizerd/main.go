@@ -53,7 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer root.Close()
 	rules, err := organize.New(o)
 	if err != nil {
-		return config.Exit(stderr, err)
+		return config.Exit(stderr, pol.Locate(err))
 	}
 	jpath := o.Journal
 	if jpath == "" {
