@@ -215,10 +215,10 @@ func (t *Terminal) Validate() error {
 		return keyFatalf("terminal.sandbox.allowed_hosts", "terminal.sandbox.allowed_hosts only applies to network = \"proxy\" (network is %q): "+
 			"set network = \"proxy\" or remove allowed_hosts", network)
 	case network == NetworkProxy && len(s.AllowedHosts) == 0:
-		return keyFatalf("terminal.sandbox.network", "terminal.sandbox.network = \"proxy\" needs allowed_hosts, the hosts commands may reach " +
+		return keyFatalf("terminal.sandbox.network", "terminal.sandbox.network = \"proxy\" needs allowed_hosts, the hosts commands may reach "+
 			"through the proxy (for example [\"example.com\", \"*.example.org\"])")
 	case network == NetworkProxy && s.EffectiveIsolation() != IsolationNamespaces:
-		return keyFatalf("terminal.sandbox.network", "terminal.sandbox.network = \"proxy\" needs isolation = \"namespaces\": only a network " +
+		return keyFatalf("terminal.sandbox.network", "terminal.sandbox.network = \"proxy\" needs isolation = \"namespaces\": only a network "+
 			"namespace makes the proxy the command's only way out")
 	}
 	if t.Sandboxed() && (s.EffectiveLandlock() != LandlockRequired || s.EffectiveIsolation() != IsolationNamespaces) {
