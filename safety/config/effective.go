@@ -332,8 +332,8 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
 // RunCheckCommand is the whole "<server> check" subcommand: flags
-// --config FILE (default $BASTION_POLICY_FILE), --root DIR (sweepd only,
-// repeatable) and --strict (warnings fail too). It loads the policy as the
+// --config FILE (default $BASTION_POLICY_FILE), --root DIR (the server's
+// main folder as given to it; sweepd's is repeatable) and --strict (warnings fail too). It loads the policy as the
 // server would, prints the effective settings, warnings and errors on
 // stdout and returns 0 (would start), 1 (errors, or warnings under
 // --strict) or 2 (the policy does not load: one "fatal:" line on stderr).
@@ -348,10 +348,12 @@ func RunCheckCommand(server string, args []string, stdout, stderr io.Writer, sta
 	fs.StringVar(&cfg, "config", "", "policy `FILE` to check (default $"+EnvPolicyFile+")")
 	if server == "sweepd" {
 		fs.Var(&roots, "root", "an extra `DIR` as given to the server (repeatable)")
+	} else if RootEnv(server) != "" {
+		fs.Var(&roots, "root", "the `DIR` as given to the server, instead of "+RootKey(server))
 	}
 	fs.BoolVar(&strict, "strict", false, "exit 1 on warnings too")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s check [--config FILE] [--strict]\n\nValidates a policy and prints the settings %s would run with, with warnings.\n", server, server)
+		fmt.Fprintf(stderr, "usage: %s check [--config FILE] [--root DIR] [--strict]\n\nValidates a policy and prints the settings %s would run with, with warnings.\n", server, server)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -369,6 +371,12 @@ func RunCheckCommand(server string, args []string, stdout, stderr io.Writer, sta
 	p, err := Load(cfg)
 	if err != nil {
 		return Exit(stderr, err)
+	}
+	if server != "sweepd" {
+		if err := p.UseCommandLineRoots(server, roots); err != nil {
+			return Exit(stderr, err)
+		}
+		roots = nil
 	}
 	e := p.Effective(server, CheckOptions{Roots: roots, StateDir: stateDir})
 	if extra != nil && len(e.Errors) == 0 {
