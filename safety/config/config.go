@@ -60,6 +60,8 @@ type Policy struct {
 	// that overrode a key.
 	keys    keyIndex          `toml:"-" json:"-"`
 	fromEnv map[string]string `toml:"-" json:"-"`
+	// leaves are the relative paths that lead out of File's folder.
+	leaves []relPath `toml:"-" json:"-"`
 }
 
 // Redaction holds the operator's extra secret patterns: one table with two
@@ -452,7 +454,8 @@ func Load(path string) (*Policy, error) {
 }
 
 // LoadFile reads and strictly decodes one policy file, resolving its
-// relative paths against the file's directory. It does not apply env
+// relative paths against the file's directory ("~/" against the home
+// directory). It does not apply env
 // overrides.
 func LoadFile(path string) (*Policy, error) {
 	abs, err := filepath.Abs(path)
@@ -493,7 +496,9 @@ func LoadFile(path string) (*Policy, error) {
 		return nil, &Fatal{Msg: fmt.Sprintf("policy file %s, %v", abs, err), Err: err}
 	}
 	p.File = abs
-	p.resolve(filepath.Dir(abs))
+	if err := p.resolve(filepath.Dir(abs)); err != nil {
+		return nil, p.Locate(err)
+	}
 	return p, nil
 }
 
@@ -517,25 +522,47 @@ func Parse(b []byte) (*Policy, error) {
 	return &p, nil
 }
 
-// resolve makes every path in the policy absolute against dir.
-func (p *Policy) resolve(dir string) {
-	abs := func(s *string) {
-		if *s != "" && !filepath.IsAbs(*s) {
+// resolve makes every path absolute: "~" and "~/..." against the home
+// directory, any other relative path against dir (the policy file's
+// folder). It records each relative path that leads out of dir (a copy
+// of the file elsewhere would point elsewhere), for check to warn about.
+func (p *Policy) resolve(dir string) error {
+	var bad error
+	abs := func(key string, s *string) {
+		switch {
+		case *s == "":
+		case *s == "~" || strings.HasPrefix(*s, "~/"):
+			h, err := os.UserHomeDir()
+			if err != nil || h == "" {
+				bad = keyFatalf(key, "%s %q starts with ~, and there is no home directory ($HOME) to expand it to", key, *s)
+				return
+			}
+			*s = filepath.Join(h, strings.TrimPrefix(*s, "~"))
+		case !filepath.IsAbs(*s):
+			written := *s
 			*s = filepath.Join(dir, *s)
+			if rel, err := filepath.Rel(dir, *s); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				p.leaves = append(p.leaves, relPath{key, written, *s})
+			}
 		}
 	}
-	abs(&p.AuditLog)
+	abs("audit_log", &p.AuditLog)
 	for i := range p.Sweep.Roots {
-		abs(&p.Sweep.Roots[i])
+		abs("sweep.roots", &p.Sweep.Roots[i])
 	}
-	abs(&p.Terminal.JailRoot)
-	abs(&p.Terminal.State.Dir)
-	abs(&p.Organizer.WorkspaceRoot)
-	abs(&p.Organizer.Journal)
+	abs("terminal.jail_root", &p.Terminal.JailRoot)
+	abs("terminal.state.dir", &p.Terminal.State.Dir)
+	abs("organizer.workspace_root", &p.Organizer.WorkspaceRoot)
+	abs("organizer.journal", &p.Organizer.Journal)
 	for i := range p.Radar.RuleFiles {
-		abs(&p.Radar.RuleFiles[i])
+		abs("radar.rule_files", &p.Radar.RuleFiles[i])
 	}
+	return bad
 }
+
+// relPath is a relative path of the policy file that leads out of the
+// file's folder.
+type relPath struct{ key, written, resolved string }
 
 func (p *Policy) applyEnv() {
 	p.fromEnv = map[string]string{}

@@ -71,6 +71,7 @@ func (p *Policy) Effective(server string, o CheckOptions) *Effective {
 	if server != "radar" {
 		e.audit(p, server, stateDir, roots)
 	}
+	e.leaving(p, server)
 	if len(p.Redaction.Patterns) > 0 || p.Redaction.Entropy {
 		e.set("redaction", "%d extra pattern(s), entropy %v", len(p.Redaction.Patterns), p.Redaction.Entropy)
 	}
@@ -78,6 +79,26 @@ func (p *Policy) Effective(server string, o CheckOptions) *Effective {
 		e.Warnf("this platform (%s) has no openat2: paths are resolved with the portable os.Root fallback (see docs/guarantees.md)", runtime.GOOS)
 	}
 	return e
+}
+
+// leaving warns about each relative path of the policy, of a key server
+// reads, that leads out of the policy file's folder: it is right where
+// the file is, and wrong once the file is copied elsewhere (the example
+// policies' "../.demo/..." paths).
+func (e *Effective) leaving(p *Policy, server string) {
+	section := map[string]string{"sweepd": "sweep.", "terminald": "terminal.", "organizerd": "organizer."}[server]
+	for _, l := range p.leaves {
+		if !(strings.HasPrefix(l.key, "radar.") || (section != "" && (l.key == "audit_log" || strings.HasPrefix(l.key, section)))) {
+			continue
+		}
+		line := ""
+		if n := p.keys.line(l.key); n > 0 {
+			line = fmt.Sprintf(" (line %d)", n)
+		}
+		e.Warnf("%s = %q%s is relative, so it is taken from the policy file's folder %s and leads out of it, to %s: "+
+			"a copy of the policy elsewhere points somewhere else; write an absolute path or one starting with ~/",
+			l.key, l.written, line, filepath.Dir(p.File), l.resolved)
+	}
 }
 
 // set adds one setting.
