@@ -9,7 +9,7 @@ BIN      := $(CURDIR)/bin
 PKGS     := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 NODE_OK  := $(shell test -x scripts/clients/node_modules/.bin/node && scripts/clients/node_modules/.bin/node -e 'process.exit(parseInt(process.versions.node) < 22 ? 1 : 0)' 2>/dev/null && echo yes)
 
-.PHONY: all build test dist dist-check fmt-check vet unit integration install-proof tidy-check tidy policy-docs policy-check demo clients clients-setup clients-if-node bench cross clean
+.PHONY: all build install test dist dist-check fmt-check vet unit integration install-proof tidy-check tidy policy-docs policy-check demo clients clients-setup clients-if-node bench cross clean
 
 all: build
 
@@ -17,6 +17,12 @@ build:
 	@mkdir -p $(BIN)
 	@for s in $(SERVERS); do $(GO) build -o $(BIN)/$$s ./$$s; done
 	@echo "built: $(addprefix bin/,$(SERVERS))"
+
+## install: go install the three servers from this clone (into $GOBIN, else $(go env GOPATH)/bin):
+## today's way to install, until `go install ...@latest` works after the first release.
+install:
+	$(GO) install $(addprefix ./,$(SERVERS))
+	@echo "installed: $(SERVERS) in $$(d=$$($(GO) env GOBIN); [ -n "$$d" ] || d=$$($(GO) env GOPATH)/bin; echo $$d)"
 
 ## test: everything CI runs, one line per stage with its time (scripts/test-stages.sh). No test may
 ## SKIP on Linux, and no stage either: a missing prerequisite (Node 22: `make clients-setup`) fails
