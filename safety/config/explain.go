@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"encoding"
 	"errors"
 	"fmt"
@@ -40,7 +41,13 @@ func indexKeys(doc []byte) keyIndex {
 	var prefix []string
 	prefixName := ""
 	count := map[string]int{}
-	line := func(off int) int { return 1 + strings.Count(string(doc[:min(off, len(doc))]), "\n") }
+	var starts []int // byte offset of each line after the first
+	for i, c := range doc {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	line := func(off int) int { return 1 + sort.SearchInts(starts, off+1) }
 	var walkKV func(n *unstable.Node, base []string, baseName string)
 	walkKV = func(n *unstable.Node, base []string, baseName string) {
 		keys := keyParts(n.Key())
@@ -152,7 +159,7 @@ func (ix keyIndex) at(off int) (keyPos, bool) {
 func offsetOf(doc []byte, row, col int) int {
 	off := 0
 	for r := 1; r < row; r++ {
-		i := strings.IndexByte(string(doc[off:]), '\n')
+		i := bytes.IndexByte(doc[off:], '\n')
 		if i < 0 {
 			return len(doc)
 		}
