@@ -85,3 +85,27 @@ func TestCheckNamesTheReadPathToAddForAnAllowlistedToolOutsideTheView(t *testing
 		t.Fatalf("Unrunnable with read_paths: %+v", u)
 	}
 }
+
+// TestCheckTakesTheFolderAsTheServerDoes: `check --root DIR` sets
+// terminald's jail and organizerd's workspace over the policy's, as the
+// server's own --root does, and two different folders are refused.
+func TestCheckTakesTheFolderAsTheServerDoes(t *testing.T) {
+	clearEnv(t)
+	home := t.TempDir()
+	dir := t.TempDir()
+	pol := write(t, t.TempDir(), "policy.toml", "[organizer]\nworkspace_root = \"/nonexistent-workspace\"\n[terminal]\njail_root = \"/nonexistent-jail\"\n")
+	state := func() (string, error) { return home, nil }
+	for server, key := range map[string]string{"organizerd": "organizer.workspace_root", "terminald": "terminal.jail_root"} {
+		var out, errb bytes.Buffer
+		RunCheckCommand(server, []string{"--config", pol, "--root", dir}, &out, &errb, state, nil)
+		if !strings.Contains(out.String(), key) || !strings.Contains(out.String(), dir) || strings.Contains(out.String(), "/nonexistent-") {
+			t.Errorf("%s check --root: %s%s", server, out.String(), errb.String())
+		}
+		out.Reset()
+		errb.Reset()
+		if code := RunCheckCommand(server, []string{"--config", pol, "--root", dir, "--root", home}, &out, &errb, state, nil); code != 2 ||
+			!strings.Contains(errb.String(), "one folder") {
+			t.Errorf("%s check with two folders: code %d, %s", server, code, errb.String())
+		}
+	}
+}
