@@ -594,7 +594,7 @@ func (p *Policy) validateShared() error {
 	switch p.AuditFailMode {
 	case "", "closed", "open":
 	default:
-		return keyFatalf("audit_fail_mode", "audit_fail_mode must be \"closed\" or \"open\", not %q", p.AuditFailMode)
+		return keyFatalf("audit_fail_mode", "audit_fail_mode must be \"closed\" or \"open\", not %q%s", p.AuditFailMode, meant(p.AuditFailMode, []string{"closed", "open"}))
 	}
 	if p.Sweep.TicketTTL != "" {
 		d, err := time.ParseDuration(p.Sweep.TicketTTL)

@@ -441,3 +441,12 @@ func (p *Policy) Locate(err error) error {
 	}
 	return &Fatal{Msg: where + ": " + f.Msg, Err: f.Err, Key: f.Key, placed: true}
 }
+
+// meant returns ` (did you mean "x"?)` when value is a misspelling of one
+// of the allowed values, else "".
+func meant(value string, allowed []string) string {
+	if m := closest(value, allowed); m != "" && m != value {
+		return fmt.Sprintf(" (did you mean %q?)", m)
+	}
+	return ""
+}

@@ -183,7 +183,7 @@ func (t *Terminal) Validate() error {
 		{"terminal.sandbox.network", s.Network, Networks},
 	} {
 		if c.value != "" && !contains(c.allowed, c.value) {
-			return keyFatalf(c.key, "%s must be %s, not %q", c.key, oneOf(c.allowed), c.value)
+			return keyFatalf(c.key, "%s must be %s, not %q%s", c.key, oneOf(c.allowed), c.value, meant(c.value, c.allowed))
 		}
 	}
 	for _, b := range t.Limits.bounds() {
@@ -195,7 +195,7 @@ func (t *Terminal) Validate() error {
 	seen := map[string]bool{}
 	for _, c := range s.Caches {
 		if !contains(CacheNames, c) {
-			return keyFatalf("terminal.sandbox.caches", "terminal.sandbox.caches entry %q is not a cache terminald knows; use some of %s", c, oneOf(CacheNames))
+			return keyFatalf("terminal.sandbox.caches", "terminal.sandbox.caches entry %q is not a cache terminald knows%s; use some of %s", c, meant(c, CacheNames), oneOf(CacheNames))
 		}
 		if seen[c] {
 			return keyFatalf("terminal.sandbox.caches", "terminal.sandbox.caches lists %q twice", c)
