@@ -9,7 +9,7 @@ BIN      := $(CURDIR)/bin
 PKGS     := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 NODE_OK  := $(shell test -x scripts/clients/node_modules/.bin/node && scripts/clients/node_modules/.bin/node -e 'process.exit(parseInt(process.versions.node) < 22 ? 1 : 0)' 2>/dev/null && echo yes)
 
-.PHONY: all build test dist dist-check fmt-check vet unit integration install-proof tidy-check tidy policy-docs policy-check demo clients clients-setup clients-if-node apps apps-setup bench cross clean
+.PHONY: all build install test dist dist-check fmt-check vet unit integration install-proof tidy-check tidy policy-docs policy-check demo clients clients-setup clients-if-node apps apps-setup bench cross clean
 
 all: build
 
@@ -18,8 +18,18 @@ build:
 	@for s in $(SERVERS); do $(GO) build -o $(BIN)/$$s ./$$s; done
 	@echo "built: $(addprefix bin/,$(SERVERS))"
 
-## test: everything CI runs. No test may SKIP on Linux.
-test: fmt-check vet policy-check tidy-check unit integration demo install-proof dist-check clients-if-node apps
+## install: go install the three servers from this clone (into $GOBIN, else $(go env GOPATH)/bin):
+## today's way to install, until `go install ...@latest` works after the first release.
+install:
+	$(GO) install $(addprefix ./,$(SERVERS))
+	@echo "installed: $(SERVERS) in $$(d=$$($(GO) env GOBIN); [ -n "$$d" ] || d=$$($(GO) env GOPATH)/bin; echo $$d)"
+
+## test: everything CI runs, one line per stage with its time (scripts/test-stages.sh). No test may
+## SKIP on Linux, and no stage either: a missing prerequisite (Node 22: `make clients-setup`) fails
+## the run up front.
+TEST_STAGES := fmt-check vet policy-check tidy-check unit integration demo install-proof dist-check clients apps
+test:
+	@MAKE="$(MAKE)" bash scripts/test-stages.sh $(TEST_STAGES)
 
 fmt-check:
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -27,10 +37,12 @@ fmt-check:
 vet:
 	$(GO) vet $(PKGS)
 
+# unit prints each package's ok/FAIL line as it finishes (the full log is .bench/unit.log).
 unit:
 	@mkdir -p .bench
-	$(GO) test -race -count=1 -v $(PKGS) > .bench/unit.log 2>&1 || { grep -E -- '^(--- FAIL|FAIL|panic:)|_test.go:[0-9]+' .bench/unit.log | head -80; exit 1; }
-	@grep -E '^(ok|FAIL|---)' .bench/unit.log | grep -v -- '--- PASS' | grep -v -- '--- SKIP' || true
+	@echo "$(GO) test -race -count=1 -v $(PKGS)   (full log: .bench/unit.log)"
+	@$(GO) test -race -count=1 -v $(PKGS) 2>&1 | tee .bench/unit.log | { grep --line-buffered -E '^(ok |FAIL|panic:)' || true; } || \
+	  { grep -E -- '^(--- FAIL|FAIL|panic:)|_test.go:[0-9]+' .bench/unit.log | head -80; exit 1; }
 	@if grep -q -- '--- SKIP' .bench/unit.log; then echo "tests reported SKIP (not allowed on Linux):"; grep -- '--- SKIP' .bench/unit.log; exit 1; fi
 
 ## integration: the built binaries, driven as a user and an MCP client would.
@@ -69,7 +81,8 @@ demo: build
 	echo "sandbox: $$d"; \
 	$(GO) run ./scripts/democlient -bin $(BIN) -sandbox "$$d"
 
-## clients: real third-party clients (TS SDK, conformance suite, Inspector CLI); needs `make clients-setup`.
+## clients: real third-party clients (TS SDK, conformance suite, Inspector CLI); needs `make clients-setup`
+## (Node 22), and fails without it.
 # npm ci refuses this lockfile (vite lists an optional dependency that is not
 # on the registry), so install from the lockfile and prove it did not move.
 clients-setup:
@@ -90,10 +103,10 @@ apps-setup:
 apps: build
 	bash scripts/apps/run.sh $(BIN)
 
+# clients-if-node is the old name of the clients stage: it fails without Node 22 (never skips).
 clients-if-node:
 	@if [ "$(NODE_OK)" = yes ]; then $(MAKE) --no-print-directory clients; \
-	elif [ -n "$${CI:-}" ]; then echo "clients: Node 22 missing under CI (run make clients-setup)"; exit 1; \
-	else echo "clients: SKIPPED (no Node 22; run make clients-setup to enable)"; fi
+	else echo "clients: Node 22 is missing: run make clients-setup"; exit 1; fi
 
 ## bench: speed goals as ratios against baselines measured in the same run.
 # Each line prints the measured ratio (or overhead) next to its goal.
@@ -159,7 +172,7 @@ dist:
 	@echo "dist: $$(ls dist | wc -l) entries in dist/; SHA256SUMS lists the release assets"
 
 ## dist-check: dist built twice is the same bytes; the bundles pass mcpb validate/info/pack and
-## start from their own mcp_config under the TypeScript SDK client (Node 22; see clients-if-node).
+## start from their own mcp_config under the TypeScript SDK client (Node 22: `make clients-setup`).
 DIST_CHECK_VERSION := v0.0.0-check
 dist-check:
 	@t=$$(mktemp -d); trap 'rm -rf "$$t"' EXIT; \
@@ -168,8 +181,7 @@ dist-check:
 	if ! diff -r $$t/a $$t/b >/dev/null; then echo "dist-check: two builds of the same tree differ:"; diff -r $$t/a $$t/b | head; exit 1; fi; \
 	echo "dist-check: two builds, $$(find $$t/a -type f | wc -l) files, byte-identical"; \
 	if [ "$(NODE_OK)" = yes ]; then PATH="$(CURDIR)/scripts/clients/node_modules/.bin:$$PATH" node scripts/clients/bundles.mjs "$(CURDIR)" $$t/a $(DIST_CHECK_VERSION); \
-	elif [ -n "$${CI:-}" ]; then echo "dist-check: Node 22 missing under CI (run make clients-setup)"; exit 1; \
-	else echo "dist-check: bundle checks SKIPPED (no Node 22; run make clients-setup to enable)"; fi
+	else echo "dist-check: the bundle checks need Node 22, which is missing: run make clients-setup"; exit 1; fi
 
 ## cross: the servers build for macOS and Windows (portable fallbacks; see docs/guarantees.md).
 cross:

@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	organizerd [--config policy.toml] [--http ADDR]
+//	organizerd [--config policy.toml] [--http ADDR] [--root DIR | DIR]
 //	organizerd audit verify FILE
 package main
 
@@ -34,8 +34,9 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	cli := mcpkit.NewCLI("organizerd", version, "plans and applies file organizing in one workspace, never overwriting, with a crash-safe undo journal.",
-		"[organizer] workspace_root or $"+config.EnvWorkspaceRoot+" is required", stderr)
-	cli.Usage = []string{"[--config policy.toml] [--http ADDR]"}
+		"the workspace is --root DIR, DIR, $"+config.EnvWorkspaceRoot+" or [organizer] workspace_root", stderr)
+	cli.TakeRoots("the workspace `DIR` organizerd tidies")
+	cli.Usage = []string{"[--config policy.toml] [--http ADDR] [--root DIR | DIR]"}
 	if code, done := cli.Parse(args, stdout, stderr); done {
 		return code
 	}
@@ -44,16 +45,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return config.Exit(stderr, err)
 	}
+	if err := pol.UseCommandLineRoots("organizerd", cli.Roots); err != nil {
+		return config.Exit(stderr, err)
+	}
 	o := pol.Organizer
 	root, err := mcpkit.OpenRoot("workspace", o.WorkspaceRoot,
-		"set [organizer] workspace_root in the policy file or $"+config.EnvWorkspaceRoot+"; organizerd never picks a folder by itself")
+		"pass --root DIR or DIR, set $"+config.EnvWorkspaceRoot+", or set [organizer] workspace_root in the policy file; organizerd never picks a folder by itself")
 	if err != nil {
 		return config.Exit(stderr, err)
 	}
 	defer root.Close()
 	rules, err := organize.New(o)
 	if err != nil {
-		return config.Exit(stderr, err)
+		return config.Exit(stderr, pol.Locate(err))
 	}
 	jpath := o.Journal
 	if jpath == "" {

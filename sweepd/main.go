@@ -4,6 +4,7 @@
 // Usage:
 //
 //	sweepd --root DIR [--root DIR ...] [--config policy.toml] [--http ADDR]
+//	sweepd [flags] DIR [DIR ...]
 //	sweepd check [--config policy.toml] [--root DIR ...]
 //	sweepd --print-client-config CLIENT --root DIR [...]
 //	sweepd audit verify FILE
@@ -13,7 +14,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strings"
 
 	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/audit"
@@ -29,24 +29,14 @@ import (
 // version is set at release time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
-type multi []string
-
-func (m *multi) String() string     { return strings.Join(*m, ",") }
-func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
-
-// Get returns every value, so --print-client-config repeats the flag.
-func (m *multi) Get() any { return []string(*m) }
-
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	cli := mcpkit.NewCLI("sweepd", version, "finds regenerable developer directories and deletes them only by ticket id.", "", stderr)
-	var roots multi
-	cli.FS.Var(&roots, "root", "a `DIR` sweepd may scan and reclaim in (repeatable; adds to [sweep] roots)")
+	cli.TakeRoots("a `DIR` sweepd may scan and reclaim in (repeatable; adds to [sweep] roots)")
 	cli.Usage = []string{"--root DIR [--root DIR ...] [--config policy.toml] [--http ADDR]",
 		"[flags] DIR [DIR ...]   (each DIR is a root, as with --root: how MCP bundles pass a multi-directory setting)"}
 	cli.Check = checkRoots
-	cli.TakesArgs = true
 	if code, done := cli.Parse(args, stdout, stderr); done {
 		return code
 	}
@@ -55,9 +45,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return config.Exit(stderr, err)
 	}
-	all := append(append(append([]string{}, pol.Sweep.Roots...), roots...), cli.Args...)
+	if err := pol.UseCommandLineRoots("sweepd", cli.Roots); err != nil {
+		return config.Exit(stderr, err)
+	}
+	all := pol.MainRoots("sweepd")
 	if len(all) == 0 {
-		return config.Exit(stderr, config.Fatalf("no root: pass --root DIR (repeatable) or set [sweep] roots in the policy file; sweepd never picks a root by itself"))
+		return config.Exit(stderr, config.Fatalf("no root: pass --root DIR (repeatable) or DIR, set $%s, or set [sweep] roots in the policy file; sweepd never picks a root by itself", config.EnvSweepRoots))
 	}
 	var opened []*jail.Root
 	var paths []string

@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	terminald --config policy.toml [--http ADDR --http-token-file FILE] [--log-level LEVEL]
+//	terminald --config policy.toml [--http ADDR --http-token-file FILE] [--log-level LEVEL] [--root DIR | DIR]
 //	terminald audit verify FILE
 //	terminald quarantine list|restore DIR [RUN/N]
 package main
@@ -39,8 +39,9 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	cli := mcpkit.NewCLI("terminald", version, "runs allowlisted commands without a shell, confined to one jail directory.", "", stderr)
-	cli.Usage = []string{"--config policy.toml [--http ADDR --http-token-file FILE]"}
-	cli.ArgsHint = " (the jail is [terminal] jail_root in the policy, or $" + config.EnvJailRoot + ")"
+	cli.TakeRoots("the jail `DIR`, the only tree commands may write")
+	cli.PolicyRequired = true
+	cli.Usage = []string{"--config policy.toml [--http ADDR --http-token-file FILE] [--root DIR | DIR]"}
 	cli.Check = func(p *config.Policy, e *config.Effective) {
 		if err := p.Terminal.Preflight(); err != nil {
 			e.Errorf("%s", err)
@@ -59,8 +60,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return config.Exit(stderr, err)
 	}
+	if err := pol.UseCommandLineRoots("terminald", cli.Roots); err != nil {
+		return config.Exit(stderr, err)
+	}
 	root, err := mcpkit.OpenRoot("jail_root", pol.Terminal.JailRoot,
-		"set [terminal] jail_root in the policy file or $"+config.EnvJailRoot+"; terminald never picks a directory by itself")
+		"pass --root DIR or DIR, set $"+config.EnvJailRoot+", or set [terminal] jail_root in the policy file; terminald never picks a directory by itself")
 	if err != nil {
 		return config.Exit(stderr, err)
 	}

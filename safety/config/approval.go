@@ -88,16 +88,16 @@ func (a Approval) validate() error {
 		switch kv[1] {
 		case "", "human", "agent":
 		default:
-			return Fatalf("[approval] %s must be \"human\" or \"agent\", not %q", kv[0], kv[1])
+			return keyFatalf("approval."+kv[0], "[approval] %s must be \"human\" or \"agent\", not %q%s", kv[0], kv[1], meant(kv[1], ApprovalWho))
 		}
 	}
 	switch a.Fallback {
 	case "", "refuse", "agent":
 	default:
-		return Fatalf("[approval] fallback must be \"refuse\" or \"agent\", not %q", a.Fallback)
+		return keyFatalf("approval.fallback", "[approval] fallback must be \"refuse\" or \"agent\", not %q%s", a.Fallback, meant(a.Fallback, ApprovalFallbacks))
 	}
 	if a.TimeoutSeconds < 0 || a.TimeoutSeconds > ApprovalTimeoutMax {
-		return Fatalf("[approval] timeout_seconds must be between 1 and %d, not %d", ApprovalTimeoutMax, a.TimeoutSeconds)
+		return keyFatalf("approval.timeout_seconds", "[approval] timeout_seconds must be between 1 and %d, not %d", ApprovalTimeoutMax, a.TimeoutSeconds)
 	}
 	return nil
 }

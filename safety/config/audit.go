@@ -53,10 +53,10 @@ func (a Audit) Files() int {
 // validate refuses a value outside its range.
 func (a Audit) validate() error {
 	if a.MaxMB != 0 && (a.MaxMB < AuditMaxMBMin || a.MaxMB > AuditMaxMBMax) {
-		return Fatalf("[audit] max_mb must be between %d and %d, not %d", AuditMaxMBMin, AuditMaxMBMax, a.MaxMB)
+		return keyFatalf("audit.max_mb", "[audit] max_mb must be between %d and %d, not %d", AuditMaxMBMin, AuditMaxMBMax, a.MaxMB)
 	}
 	if a.Keep != 0 && (a.Keep < AuditKeepMin || a.Keep > AuditKeepMax) {
-		return Fatalf("[audit] keep must be between %d and %d, not %d", AuditKeepMin, AuditKeepMax, a.Keep)
+		return keyFatalf("audit.keep", "[audit] keep must be between %d and %d, not %d", AuditKeepMin, AuditKeepMax, a.Keep)
 	}
 	return nil
 }

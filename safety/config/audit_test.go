@@ -24,7 +24,7 @@ func TestAuditRotationKeys(t *testing.T) {
 		{name: "keep negative", toml: "[audit]\nkeep = -5\n", err: "[audit] keep must be between 1 and 1000, not -5"},
 		{name: "keep too large", toml: "[audit]\nkeep = 1001\n", err: "[audit] keep must be between"},
 		{name: "max_mb not an integer", toml: "[audit]\nmax_mb = \"8\"\n", err: "line 2"},
-		{name: "unknown key", toml: "[audit]\nmax_files = 3\n", err: "audit.max_files (line 2)"},
+		{name: "unknown key", toml: "[audit]\nmax_files = 3\n", err: "line 2: unknown key audit.max_files"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

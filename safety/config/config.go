@@ -54,6 +54,14 @@ type Policy struct {
 
 	// File is the policy file's absolute path ("" when none was given).
 	File string `toml:"-" json:"-"`
+
+	// keys is where each key stands in File, so a problem found after
+	// decoding names its line; fromEnv names the environment variable
+	// that overrode a key.
+	keys    keyIndex          `toml:"-" json:"-"`
+	fromEnv map[string]string `toml:"-" json:"-"`
+	// leaves are the relative paths that lead out of File's folder.
+	leaves []relPath `toml:"-" json:"-"`
 }
 
 // Redaction holds the operator's extra secret patterns: one table with two
@@ -403,6 +411,11 @@ type Fatal struct {
 	// Err is the typed error behind the message, if any (for example a
 	// *redact.PatternError); errors.As finds it through Unwrap.
 	Err error
+	// Key is the policy key the problem is about (dotted, with array
+	// indexes), when there is one: Policy.Locate adds its file and line.
+	Key string
+
+	placed bool
 }
 
 func (f *Fatal) Error() string { return f.Msg }
@@ -437,11 +450,12 @@ func Load(path string) (*Policy, error) {
 		}
 	}
 	p.applyEnv()
-	return p, p.validateShared()
+	return p, p.Locate(p.validateShared())
 }
 
 // LoadFile reads and strictly decodes one policy file, resolving its
-// relative paths against the file's directory. It does not apply env
+// relative paths against the file's directory ("~/" against the home
+// directory). It does not apply env
 // overrides.
 func LoadFile(path string) (*Policy, error) {
 	abs, err := filepath.Abs(path)
@@ -478,74 +492,93 @@ func LoadFile(path string) (*Policy, error) {
 	}
 	p, err := Parse(b)
 	if err != nil {
-		return nil, Fatalf("policy file %s: %v", abs, err)
+		// "line N: ..." reads "policy file F, line N: ...".
+		return nil, &Fatal{Msg: fmt.Sprintf("policy file %s, %v", abs, err), Err: err}
 	}
 	p.File = abs
-	p.resolve(filepath.Dir(abs))
+	if err := p.resolve(filepath.Dir(abs)); err != nil {
+		return nil, p.Locate(err)
+	}
 	return p, nil
 }
 
 // Parse strictly decodes policy TOML. Unknown keys and type mismatches are
-// errors naming the key and line.
+// errors in the person's words: each problem reads "line N: " and the key,
+// then what the key takes (a whole number, a list of strings, one of the
+// listed values) and what was found, never a Go type; an unknown key gets
+// the key probably meant and the keys its table takes.
 func Parse(b []byte) (*Policy, error) {
 	if bytes.IndexByte(b, 0) >= 0 {
 		return nil, errors.New("the file contains a NUL byte; it is not TOML text")
 	}
+	ix := indexKeys(b)
 	dec := toml.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var p Policy
 	if err := dec.Decode(&p); err != nil {
-		var sm *toml.StrictMissingError
-		if errors.As(err, &sm) {
-			var keys []string
-			for _, e := range sm.Errors {
-				row, _ := e.Position()
-				keys = append(keys, fmt.Sprintf("%s (line %d)", strings.Join(e.Key(), "."), row))
-			}
-			return nil, fmt.Errorf("unknown key(s): %s", strings.Join(keys, ", "))
-		}
-		var de *toml.DecodeError
-		if errors.As(err, &de) {
-			row, col := de.Position()
-			return nil, fmt.Errorf("line %d, column %d: %s", row, col, de.Error())
-		}
-		return nil, fmt.Errorf("not valid TOML: %v", err)
+		return nil, explainDecode(b, ix, err)
 	}
+	p.keys = ix
 	return &p, nil
 }
 
-// resolve makes every path in the policy absolute against dir.
-func (p *Policy) resolve(dir string) {
-	abs := func(s *string) {
-		if *s != "" && !filepath.IsAbs(*s) {
+// resolve makes every path absolute: "~" and "~/..." against the home
+// directory, any other relative path against dir (the policy file's
+// folder). It records each relative path that leads out of dir (a copy
+// of the file elsewhere would point elsewhere), for check to warn about.
+func (p *Policy) resolve(dir string) error {
+	var bad error
+	abs := func(key string, s *string) {
+		switch {
+		case *s == "":
+		case *s == "~" || strings.HasPrefix(*s, "~/"):
+			h, err := os.UserHomeDir()
+			if err != nil || h == "" {
+				bad = keyFatalf(key, "%s %q starts with ~, and there is no home directory ($HOME) to expand it to", key, *s)
+				return
+			}
+			*s = filepath.Join(h, strings.TrimPrefix(*s, "~"))
+		case !filepath.IsAbs(*s):
+			written := *s
 			*s = filepath.Join(dir, *s)
+			if rel, err := filepath.Rel(dir, *s); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				p.leaves = append(p.leaves, relPath{key, written, *s})
+			}
 		}
 	}
-	abs(&p.AuditLog)
+	abs("audit_log", &p.AuditLog)
 	for i := range p.Sweep.Roots {
-		abs(&p.Sweep.Roots[i])
+		abs("sweep.roots", &p.Sweep.Roots[i])
 	}
-	abs(&p.Terminal.JailRoot)
-	abs(&p.Terminal.State.Dir)
-	abs(&p.Organizer.WorkspaceRoot)
-	abs(&p.Organizer.Journal)
+	abs("terminal.jail_root", &p.Terminal.JailRoot)
+	abs("terminal.state.dir", &p.Terminal.State.Dir)
+	abs("organizer.workspace_root", &p.Organizer.WorkspaceRoot)
+	abs("organizer.journal", &p.Organizer.Journal)
 	for i := range p.Radar.RuleFiles {
-		abs(&p.Radar.RuleFiles[i])
+		abs("radar.rule_files", &p.Radar.RuleFiles[i])
 	}
+	return bad
 }
 
+// relPath is a relative path of the policy file that leads out of the
+// file's folder.
+type relPath struct{ key, written, resolved string }
+
 func (p *Policy) applyEnv() {
-	set := func(dst *string, name string) {
+	p.fromEnv = map[string]string{}
+	set := func(dst *string, name, key string) {
 		if v := os.Getenv(name); v != "" {
 			*dst = v
+			p.fromEnv[key] = name
 		}
 	}
-	set(&p.AuditLog, EnvAuditLog)
-	set(&p.AuditFailMode, EnvAuditFailMode)
-	set(&p.Terminal.JailRoot, EnvJailRoot)
-	set(&p.Organizer.WorkspaceRoot, EnvWorkspaceRoot)
-	set(&p.Organizer.Journal, EnvJournal)
+	set(&p.AuditLog, EnvAuditLog, "audit_log")
+	set(&p.AuditFailMode, EnvAuditFailMode, "audit_fail_mode")
+	set(&p.Terminal.JailRoot, EnvJailRoot, "terminal.jail_root")
+	set(&p.Organizer.WorkspaceRoot, EnvWorkspaceRoot, "organizer.workspace_root")
+	set(&p.Organizer.Journal, EnvJournal, "organizer.journal")
 	if v := os.Getenv(EnvSweepRoots); v != "" {
+		p.fromEnv["sweep.roots"] = EnvSweepRoots
 		// Empty elements ("a::b", a trailing separator) are dropped: an
 		// empty root would otherwise mean the working directory.
 		p.Sweep.Roots = nil
@@ -561,22 +594,22 @@ func (p *Policy) validateShared() error {
 	switch p.AuditFailMode {
 	case "", "closed", "open":
 	default:
-		return Fatalf("audit_fail_mode must be \"closed\" or \"open\", not %q", p.AuditFailMode)
+		return keyFatalf("audit_fail_mode", "audit_fail_mode must be \"closed\" or \"open\", not %q%s", p.AuditFailMode, meant(p.AuditFailMode, []string{"closed", "open"}))
 	}
 	if p.Sweep.TicketTTL != "" {
 		d, err := time.ParseDuration(p.Sweep.TicketTTL)
 		if err != nil || d < time.Second || d > 7*24*time.Hour {
-			return Fatalf("sweep.ticket_ttl must be a Go duration between 1s and 168h, not %q", p.Sweep.TicketTTL)
+			return keyFatalf("sweep.ticket_ttl", "sweep.ticket_ttl must be a Go duration between 1s and 168h, not %q", p.Sweep.TicketTTL)
 		}
 	}
 	if p.Sweep.MaxFinds < 0 || p.Sweep.MaxFinds > 100000 {
-		return Fatalf("sweep.max_finds must be between 1 and 100000")
+		return keyFatalf("sweep.max_finds", "sweep.max_finds must be between 1 and 100000, not %d", p.Sweep.MaxFinds)
 	}
 	if err := p.Radar.validate(); err != nil {
 		return err
 	}
 	if err := redact.Check(p.Redaction.Extras()); err != nil {
-		return &Fatal{Msg: err.Error(), Err: err}
+		return &Fatal{Msg: err.Error(), Err: err, Key: "redaction.patterns"}
 	}
 	if err := p.Approval.validate(); err != nil {
 		return err

@@ -71,6 +71,7 @@ func (p *Policy) Effective(server string, o CheckOptions) *Effective {
 	if server != "radar" {
 		e.audit(p, server, stateDir, roots)
 	}
+	e.leaving(p, server)
 	if len(p.Redaction.Patterns) > 0 || p.Redaction.Entropy {
 		e.set("redaction", "%d extra pattern(s), entropy %v", len(p.Redaction.Patterns), p.Redaction.Entropy)
 	}
@@ -78,6 +79,26 @@ func (p *Policy) Effective(server string, o CheckOptions) *Effective {
 		e.Warnf("this platform (%s) has no openat2: paths are resolved with the portable os.Root fallback (see docs/guarantees.md)", runtime.GOOS)
 	}
 	return e
+}
+
+// leaving warns about each relative path of the policy, of a key server
+// reads, that leads out of the policy file's folder: it is right where
+// the file is, and wrong once the file is copied elsewhere (the example
+// policies' "../.demo/..." paths).
+func (e *Effective) leaving(p *Policy, server string) {
+	section := map[string]string{"sweepd": "sweep.", "terminald": "terminal.", "organizerd": "organizer."}[server]
+	for _, l := range p.leaves {
+		if !(strings.HasPrefix(l.key, "radar.") || (section != "" && (l.key == "audit_log" || strings.HasPrefix(l.key, section)))) {
+			continue
+		}
+		line := ""
+		if n := p.keys.line(l.key); n > 0 {
+			line = fmt.Sprintf(" (line %d)", n)
+		}
+		e.Warnf("%s = %q%s is relative, so it is taken from the policy file's folder %s and leads out of it, to %s: "+
+			"a copy of the policy elsewhere points somewhere else; write an absolute path or one starting with ~/",
+			l.key, l.written, line, filepath.Dir(p.File), l.resolved)
+	}
 }
 
 // set adds one setting.
@@ -332,8 +353,8 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
 // RunCheckCommand is the whole "<server> check" subcommand: flags
-// --config FILE (default $BASTION_POLICY_FILE), --root DIR (sweepd only,
-// repeatable) and --strict (warnings fail too). It loads the policy as the
+// --config FILE (default $BASTION_POLICY_FILE), --root DIR (the server's
+// main folder as given to it; sweepd's is repeatable) and --strict (warnings fail too). It loads the policy as the
 // server would, prints the effective settings, warnings and errors on
 // stdout and returns 0 (would start), 1 (errors, or warnings under
 // --strict) or 2 (the policy does not load: one "fatal:" line on stderr).
@@ -348,10 +369,12 @@ func RunCheckCommand(server string, args []string, stdout, stderr io.Writer, sta
 	fs.StringVar(&cfg, "config", "", "policy `FILE` to check (default $"+EnvPolicyFile+")")
 	if server == "sweepd" {
 		fs.Var(&roots, "root", "an extra `DIR` as given to the server (repeatable)")
+	} else if RootEnv(server) != "" {
+		fs.Var(&roots, "root", "the `DIR` as given to the server, instead of "+RootKey(server))
 	}
 	fs.BoolVar(&strict, "strict", false, "exit 1 on warnings too")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s check [--config FILE] [--strict]\n\nValidates a policy and prints the settings %s would run with, with warnings.\n", server, server)
+		fmt.Fprintf(stderr, "usage: %s check [--config FILE] [--root DIR] [--strict]\n\nValidates a policy and prints the settings %s would run with, with warnings.\n", server, server)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -369,6 +392,12 @@ func RunCheckCommand(server string, args []string, stdout, stderr io.Writer, sta
 	p, err := Load(cfg)
 	if err != nil {
 		return Exit(stderr, err)
+	}
+	if server != "sweepd" {
+		if err := p.UseCommandLineRoots(server, roots); err != nil {
+			return Exit(stderr, err)
+		}
+		roots = nil
 	}
 	e := p.Effective(server, CheckOptions{Roots: roots, StateDir: stateDir})
 	if extra != nil && len(e.Errors) == 0 {

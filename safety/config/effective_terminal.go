@@ -196,7 +196,10 @@ type UnrunnableCommand struct {
 // Unrunnable lists the allowlisted commands, and those on [terminal.ask]
 // not also allowlisted, that are not on [terminal.env] path, or (on Linux)
 // resolve to a program outside the read paths, which the sandbox cannot
-// execute. check and terminald's start-up both warn about them.
+// execute. check and terminald's start-up both warn about them, each with
+// its next step: where this machine has the program (the server's PATH,
+// ~/.cargo/bin, ~/.local/bin, ~/go/bin...) and the [terminal.env] path
+// entry and read_paths trees to add, or that it is not installed.
 func (t Terminal) Unrunnable() []UnrunnableCommand {
 	path := t.Env.Path
 	if len(path) == 0 {
@@ -217,12 +220,9 @@ func (t Terminal) Unrunnable() []UnrunnableCommand {
 		exe, err := command.Resolve(c, path)
 		switch {
 		case err != nil:
-			out = append(out, UnrunnableCommand{c, "", fmt.Sprintf(
-				"%s %q is not found on [terminal.env] path %s: it cannot run", what, c, list(path))})
+			out = append(out, UnrunnableCommand{c, "", missingTool(what, c, path, t.Sandbox.ReadPaths)})
 		case runtime.GOOS == "linux" && !sandbox.Covered(exe, t.Sandbox.ReadPaths):
-			out = append(out, UnrunnableCommand{c, exe, fmt.Sprintf(
-				"%s %q resolves to %s, outside the read paths: the sandbox cannot execute it; "+
-					"add its directory (or its toolchain's) to [terminal.sandbox] read_paths", what, c, exe)})
+			out = append(out, UnrunnableCommand{c, exe, outsideView(what, c, exe, t.Sandbox.ReadPaths)})
 		}
 	}
 	return out

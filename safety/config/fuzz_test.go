@@ -40,7 +40,7 @@ func FuzzPolicy(f *testing.F) {
 		if !reflect.DeepEqual(p1, p2) {
 			t.Fatalf("two decodings differ: %+v / %+v", p1, p2)
 		}
-		p1.resolve("/policy-dir")
+		_ = p1.resolve("/policy-dir")
 		_ = p1.validateShared()
 	})
 }

@@ -12,7 +12,7 @@ const (
 func (r Radar) validate() error {
 	n := r.SummaryMaxEntries
 	if n != 0 && (n < MinSummaryMaxEntries || n > MaxSummaryMaxEntries) {
-		return Fatalf("radar.summary_max_entries must be between %d and %d (absent means 2000000), not %d",
+		return keyFatalf("radar.summary_max_entries", "radar.summary_max_entries must be between %d and %d (absent means 2000000), not %d",
 			MinSummaryMaxEntries, MaxSummaryMaxEntries, n)
 	}
 	return nil

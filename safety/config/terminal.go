@@ -183,46 +183,46 @@ func (t *Terminal) Validate() error {
 		{"terminal.sandbox.network", s.Network, Networks},
 	} {
 		if c.value != "" && !contains(c.allowed, c.value) {
-			return Fatalf("%s must be %s, not %q", c.key, oneOf(c.allowed), c.value)
+			return keyFatalf(c.key, "%s must be %s, not %q%s", c.key, oneOf(c.allowed), c.value, meant(c.value, c.allowed))
 		}
 	}
 	for _, b := range t.Limits.bounds() {
 		if b.value != 0 && (b.value < b.min || b.value > b.max) {
-			return Fatalf("terminal.limits.%s must be between %d and %d %s (0 or unset means the default, %d), not %d",
+			return keyFatalf("terminal.limits."+b.key, "terminal.limits.%s must be between %d and %d %s (0 or unset means the default, %d), not %d",
 				b.key, b.min, b.max, b.unit, b.def, b.value)
 		}
 	}
 	seen := map[string]bool{}
 	for _, c := range s.Caches {
 		if !contains(CacheNames, c) {
-			return Fatalf("terminal.sandbox.caches entry %q is not a cache terminald knows; use some of %s", c, oneOf(CacheNames))
+			return keyFatalf("terminal.sandbox.caches", "terminal.sandbox.caches entry %q is not a cache terminald knows%s; use some of %s", c, meant(c, CacheNames), oneOf(CacheNames))
 		}
 		if seen[c] {
-			return Fatalf("terminal.sandbox.caches lists %q twice", c)
+			return keyFatalf("terminal.sandbox.caches", "terminal.sandbox.caches lists %q twice", c)
 		}
 		seen[c] = true
 	}
 	for i, h := range s.AllowedHosts {
 		norm, err := HostPattern(h)
 		if err != nil {
-			return Fatalf("terminal.sandbox.allowed_hosts entry %q: %v", h, err)
+			return keyFatalf("terminal.sandbox.allowed_hosts", "terminal.sandbox.allowed_hosts entry %q: %v", h, err)
 		}
 		s.AllowedHosts[i] = norm
 	}
 	network := s.EffectiveNetwork()
 	switch {
 	case len(s.AllowedHosts) > 0 && network != NetworkProxy:
-		return Fatalf("terminal.sandbox.allowed_hosts only applies to network = \"proxy\" (network is %q): "+
+		return keyFatalf("terminal.sandbox.allowed_hosts", "terminal.sandbox.allowed_hosts only applies to network = \"proxy\" (network is %q): "+
 			"set network = \"proxy\" or remove allowed_hosts", network)
 	case network == NetworkProxy && len(s.AllowedHosts) == 0:
-		return Fatalf("terminal.sandbox.network = \"proxy\" needs allowed_hosts, the hosts commands may reach " +
+		return keyFatalf("terminal.sandbox.network", "terminal.sandbox.network = \"proxy\" needs allowed_hosts, the hosts commands may reach "+
 			"through the proxy (for example [\"example.com\", \"*.example.org\"])")
 	case network == NetworkProxy && s.EffectiveIsolation() != IsolationNamespaces:
-		return Fatalf("terminal.sandbox.network = \"proxy\" needs isolation = \"namespaces\": only a network " +
+		return keyFatalf("terminal.sandbox.network", "terminal.sandbox.network = \"proxy\" needs isolation = \"namespaces\": only a network "+
 			"namespace makes the proxy the command's only way out")
 	}
 	if t.Sandboxed() && (s.EffectiveLandlock() != LandlockRequired || s.EffectiveIsolation() != IsolationNamespaces) {
-		return Fatalf("terminal.profile = \"sandbox\" with landlock = %q and isolation = %q: %s",
+		return keyFatalf("terminal.profile", "terminal.profile = \"sandbox\" with landlock = %q and isolation = %q: %s",
 			s.EffectiveLandlock(), s.EffectiveIsolation(), sandboxNeeds)
 	}
 	return nil

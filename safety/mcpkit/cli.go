@@ -2,6 +2,7 @@ package mcpkit
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -40,6 +42,14 @@ type CLI struct {
 	TakesArgs bool
 	// Args are the positional arguments, when TakesArgs is set.
 	Args []string
+	// Roots are the main folders given on the command line (--root DIR
+	// and DIR arguments), when TakeRoots was called; the server passes
+	// them to config.Policy.UseCommandLineRoots.
+	Roots []string
+	// PolicyRequired makes --print-client-config refuse to print a
+	// snippet that names no policy (terminald runs only what its policy
+	// allows).
+	PolicyRequired bool
 
 	FS         *flag.FlagSet
 	ConfigPath string
@@ -51,6 +61,28 @@ type CLI struct {
 	showVersion bool
 	printClient string
 	fallback    string
+	takesRoots  bool
+	rootFlag    rootList
+}
+
+// rootList is a repeatable --root flag; Get returns every value, so
+// --print-client-config repeats it.
+type rootList []string
+
+func (m *rootList) String() string     { return strings.Join(*m, ",") }
+func (m *rootList) Set(s string) error { *m = append(*m, s); return nil }
+func (m *rootList) Get() any           { return []string(*m) }
+
+// TakeRoots makes the server take its main folder the ways every server
+// takes it besides the policy: --root DIR (repeatable) and DIR arguments
+// (how MCP bundles pass a directory setting), plus the environment
+// variable config.RootEnv names. what describes the folder in --help
+// ("a DIR sweepd may scan and reclaim in"). After Parse, Roots holds the
+// folders given, flags first.
+func (c *CLI) TakeRoots(what string) {
+	c.takesRoots = true
+	c.TakesArgs = true
+	c.FS.Var(&c.rootFlag, "root", what+"; also given as an argument, or by $"+config.RootEnv(c.Name)+" or "+config.RootKey(c.Name)+" in the policy")
 }
 
 // NewCLI returns a CLI whose FlagSet already holds the shared flags.
@@ -114,9 +146,15 @@ func (c *CLI) Parse(args []string, stdout, stderr io.Writer) (code int, done boo
 		fmt.Fprintf(stdout, "%s %s\n", c.Name, c.Version)
 		return 0, true
 	}
+	if c.takesRoots {
+		c.Roots = append(append([]string{}, c.rootFlag...), c.FS.Args()...)
+	}
 	if c.printClient != "" {
 		if c.FS.NArg() > 0 && !c.TakesArgs {
 			return config.Exit(stderr, config.Fatalf("unexpected argument %q%s", c.FS.Arg(0), c.ArgsHint)), true
+		}
+		if err := c.wouldStart(); err != nil {
+			return config.Exit(stderr, config.Fatalf("--print-client-config: no snippet, because it could not start %s: %s", c.Name, err)), true
 		}
 		return RunPrintClientConfig(c.Name, c.printClient, c.FS, stdout, stderr), true
 	}
@@ -137,6 +175,44 @@ func (c *CLI) Parse(args []string, stdout, stderr io.Writer) (code int, done boo
 		return config.Exit(stderr, err), true
 	}
 	return 0, false
+}
+
+// wouldStart checks what a client would start from the snippet: a policy
+// where the server needs one, a policy that loads, and main folders that
+// exist and that the jail opens. Relative paths are no problem: the
+// snippet carries them made absolute.
+func (c *CLI) wouldStart() error {
+	path := c.ConfigPath
+	if path == "" && os.Getenv(config.EnvPolicyFile) == "" {
+		path = c.fallback
+	}
+	if c.PolicyRequired && path == "" && os.Getenv(config.EnvPolicyFile) == "" {
+		return fmt.Errorf("it has no policy, and %s runs only what a policy allows: pass --config FILE "+
+			"(policies/dev.example.toml is a start) or set $%s", c.Name, config.EnvPolicyFile)
+	}
+	pol, err := config.Load(path)
+	if err != nil {
+		return fmt.Errorf("its policy does not load: %s", strings.TrimPrefix(err.Error(), "fatal: "))
+	}
+	if !c.takesRoots {
+		return nil
+	}
+	if err := pol.UseCommandLineRoots(c.Name, c.Roots); err != nil {
+		return err
+	}
+	roots := pol.MainRoots(c.Name)
+	if len(roots) == 0 {
+		return fmt.Errorf("no folder to work in: pass --root DIR or DIR, set $%s, or set %s in the policy",
+			config.RootEnv(c.Name), config.RootKey(c.Name))
+	}
+	for _, r := range roots {
+		jr, err := OpenRoot("folder", r, "")
+		if err != nil {
+			return errors.New(strings.TrimPrefix(err.Error(), "fatal: "))
+		}
+		_ = jr.Close()
+	}
+	return nil
 }
 
 // OpenRoot opens an operator root named by a policy key or flag (what, e.g.

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/bastion-mcp/bastion/safety/config"
 )
 
 // ClientFormats are the clients PrintClientConfig knows, in the order the
@@ -22,7 +24,8 @@ const DefaultHTTPAddr = "127.0.0.1:8765"
 // Launch is how a client starts one server: an absolute command, its
 // arguments (paths already absolute: a client application does not start
 // in your shell's working directory), and the BASTION_* environment
-// variables that were set when the snippet was printed.
+// variables that were set when the snippet was printed (those that hold
+// paths made absolute too).
 type Launch struct {
 	Server  string
 	Command string
@@ -100,7 +103,7 @@ func LaunchFromFlags(server string, fs *flag.FlagSet) (Launch, error) {
 	}
 	for _, kv := range os.Environ() {
 		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "BASTION_") && v != "" {
-			l.Env[k] = v
+			l.Env[k] = config.AbsEnv(k, v)
 		}
 	}
 	return l, nil
@@ -127,7 +130,7 @@ func PrintClientConfig(out, hint io.Writer, client string, l Launch) error {
 	}
 	switch client {
 	case "claude-desktop":
-		fmt.Fprintln(hint, "# Merge into claude_desktop_config.json (macOS: ~/Library/Application Support/Claude/, Windows: %APPDATA%\\Claude\\), then restart Claude Desktop.")
+		fmt.Fprintln(hint, "# Merge into claude_desktop_config.json (macOS: ~/Library/Application Support/Claude/, Windows: %APPDATA%\\Claude\\, Linux: ~/.config/Claude/), then restart Claude Desktop.")
 		return writeJSON(out, map[string]any{"mcpServers": map[string]any{l.Server: stdio}})
 	case "cursor":
 		fmt.Fprintln(hint, "# Merge into ~/.cursor/mcp.json (all projects) or .cursor/mcp.json (this project).")

@@ -277,13 +277,16 @@ func mergeRules(builtin []Rule, policy []config.SkipRule) ([]Rule, error) {
 		r := Rule{Name: pr.Name, Layer: Layer(pr.Layer), When: pr.When, Reason: pr.Reason, Source: "policy"}
 		where := fmt.Sprintf("organizer.skip[%d]", n)
 		if r.Name == "" {
-			return nil, config.Fatalf("%s: name is required", where)
+			return nil, config.KeyFatalf(where, "%s: name is required", where)
 		}
 		if pr.Layer == "" {
-			return nil, config.Fatalf("%s (%s): layer is required: \"protection\" (every tool, no override) or \"restraint\" (planner only)", where, r.Name)
+			return nil, config.KeyFatalf(where, "%s (%s): layer is required: \"protection\" (every tool, no override) or \"restraint\" (planner only)", where, r.Name)
+		}
+		if r.Layer != Protection && r.Layer != Restraint {
+			return nil, config.KeyFatalf(where+".layer", "%s (%s): layer must be \"protection\" or \"restraint\", not %q", where, r.Name, pr.Layer)
 		}
 		if r.Reason == "" {
-			return nil, config.Fatalf("%s (%s): reason is required", where, r.Name)
+			return nil, config.KeyFatalf(where, "%s (%s): reason is required", where, r.Name)
 		}
 		i, ok := index[r.Name]
 		if !ok {
@@ -292,10 +295,10 @@ func mergeRules(builtin []Rule, policy []config.SkipRule) ([]Rule, error) {
 			continue
 		}
 		if rules[i].Source == "builtin" && rules[i].Layer == Protection {
-			return nil, config.Fatalf("%s: %q is a built-in protection rule and cannot be replaced", where, r.Name)
+			return nil, config.KeyFatalf(where+".name", "%s: %q is a built-in protection rule and cannot be replaced", where, r.Name)
 		}
 		if rules[i].Source == "policy" {
-			return nil, config.Fatalf("%s: rule %q is declared twice", where, r.Name)
+			return nil, config.KeyFatalf(where+".name", "%s: rule %q is declared twice", where, r.Name)
 		}
 		rules[i] = r
 	}
@@ -343,7 +346,7 @@ func categories(builtin, policy map[string][]string) (map[string][]string, map[s
 		for _, e := range exts {
 			e = strings.ToLower(e)
 			if !strings.HasPrefix(e, ".") || len(e) < 2 || strings.ContainsAny(e, "/\\") {
-				return nil, nil, config.Fatalf("organizer.categories.%s: %q is not an extension like \".pdf\"", folder, e)
+				return nil, nil, config.KeyFatalf("organizer.categories."+folder, "organizer.categories.%s: %q is not an extension like \".pdf\"", folder, e)
 			}
 			if other, ok := cats[e]; ok && other != folder {
 				return nil, nil, config.Fatalf("organizer.categories: %q is in both %s and %s", e, other, folder)

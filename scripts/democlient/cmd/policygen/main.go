@@ -276,8 +276,10 @@ func markdown(keys []key, d docs) []byte {
 	b.WriteString("# policy.toml reference\n\n")
 	b.WriteString(d["Policy"] + "\n\n")
 	b.WriteString("One TOML file serves every server; each reads its own section plus the shared keys. " +
-		"Unknown keys are errors (the server names the key and line and exits 2). " +
-		"Relative paths resolve against the policy file's own directory. " +
+		"Every error names the file, the line and the key, says what the key takes (a whole number, a list of strings, one of the listed values), " +
+		"and for an unknown key the key probably meant; the server then exits 2. " +
+		"Paths starting with `~/` resolve against your home directory; other relative paths resolve against the policy file's own directory, " +
+		"so they change when the file is copied elsewhere (`check` warns about each one that leads out of that directory). " +
 		"The file is named by `--config FILE` or `$" + config.EnvPolicyFile + "` (`--config` wins); there is no default file.\n\n" +
 		"Check a policy before using it: `<server> check --config policy.toml` prints the settings the server would run with, its warnings and its errors.\n\n" +
 		"Editor completion and validation: [`policies/policy.schema.json`](../policies/policy.schema.json) is a JSON Schema for this file. " +
