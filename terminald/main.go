@@ -93,7 +93,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Radar: radar, Version: version,
 		Asker: approval.New(approval.Options{Fallback: approval.Fallback(fallback), Timeout: timeout, Audit: alog})}
 	if rt.Net == sandbox.NetProxy {
-		stop, sock, err := startProxy(rt.StateDir, pol.Terminal.Sandbox.AllowedHosts, alog, cli.Logger)
+		stop, sock, err := startProxy(rt.StateDir, pol.Terminal.Sandbox.ProxyHosts(), alog, cli.Logger)
 		if err != nil {
 			return config.Exit(stderr, config.Fatalf("[terminal.sandbox] network = \"proxy\": %s", result.Reason(err)))
 		}
@@ -123,6 +123,9 @@ func announce(logger *slog.Logger, t config.Terminal, rt config.TerminalRuntime,
 	}
 	for _, u := range t.Unrunnable() {
 		logger.Warn(u.Why)
+	}
+	for _, why := range rt.GitIdentitySkipped {
+		logger.Warn("[terminal.sandbox] git_identity = true but " + why + ": git commit in the sandbox cannot use it (set it with git config --global on this machine)")
 	}
 }
 

@@ -93,7 +93,11 @@ func terminalSettings(t Terminal, set func(k, format string, a ...any)) {
 	set("terminal.sandbox.isolation", "%s", s.EffectiveIsolation())
 	set("terminal.sandbox.landlock", "%s", s.EffectiveLandlock())
 	if s.EffectiveNetwork() == NetworkProxy {
-		set("terminal.sandbox.network", "proxy, %d allowed host(s) %s", len(s.AllowedHosts), list(s.AllowedHosts))
+		hosts := s.ProxyHosts()
+		set("terminal.sandbox.network", "proxy, %d allowed host(s) %s", len(hosts), list(hosts))
+		if len(s.Registries) > 0 {
+			set("terminal.sandbox.registries", "%s", list(s.Registries))
+		}
 	} else {
 		set("terminal.sandbox.network", "%s", s.EffectiveNetwork())
 	}
