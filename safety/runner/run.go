@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,6 +37,11 @@ type Request struct {
 	// for a slot (max_concurrent commands running): at once, then every
 	// second, and when it gets one. A call that does not wait never calls it.
 	Progress func(QueueProgress)
+	// Running, when not nil, is told where the command stands while it
+	// runs, about once a second (RunProgress: the time so far and the
+	// latest output lines, redacted). A command that ends within the first
+	// second is never reported.
+	Running func(RunProgress)
 }
 
 // Outcome is what Run did.
@@ -124,7 +130,7 @@ func (r *Runner) Run(ctx context.Context, req Request) Outcome {
 	}
 	defer release()
 	defer j.dh.Close()
-	out = r.start(ctx, j)
+	out = r.start(ctx, j, req.Running)
 	if v != nil {
 		v.Done(out.Code)
 		out.Approval = v.Approval
@@ -154,7 +160,7 @@ func (r *Runner) judge(req Request) (judged, error) {
 }
 
 // start writes the intent record and runs the judged command.
-func (r *Runner) start(ctx context.Context, j judged) Outcome {
+func (r *Runner) start(ctx context.Context, j judged, running func(RunProgress)) Outcome {
 	ev, dir := j.ev, j.dir
 	argv := ev.Decision.Argv
 	intent, err := r.o.Audit.Intent(r.o.Action, map[string]any{"argv": r.redactArgv(argv), "cwd": dir,
@@ -164,8 +170,20 @@ func (r *Runner) start(ctx context.Context, j judged) Outcome {
 	}
 	stdout := r.o.Redact.NewOutputWriter(r.o.MaxOutputBytes, !r.o.RawOutput)
 	stderr := r.o.Redact.NewOutputWriter(r.o.MaxOutputBytes, !r.o.RawOutput)
-	outc, err := r.execute(ctx, sandbox.Spec{Path: ev.Executable, Argv: argv, Dir: dir,
-		Env: r.env(ev.Decision.Name), Stdout: stdout, Stderr: stderr})
+	spec := sandbox.Spec{Path: ev.Executable, Argv: argv, Dir: dir, Env: r.env(ev.Decision.Name), Stdout: stdout, Stderr: stderr}
+	stopReports := func() {}
+	if running != nil {
+		tail := &outputTail{}
+		spec.Stdout, spec.Stderr = io.MultiWriter(stdout, tail), io.MultiWriter(stderr, tail)
+		stop, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			reportRunning(running, tail, r.o.Redact, r.o.RawOutput, stop)
+		}()
+		stopReports = func() { close(stop); <-done }
+	}
+	outc, err := r.execute(ctx, spec)
+	stopReports()
 	stdout.Close()
 	stderr.Close()
 	return r.finish(intent, argv, outc, err, stdout, stderr)
