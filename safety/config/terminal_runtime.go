@@ -59,6 +59,10 @@ type TerminalRuntime struct {
 	// GitIdentitySkipped says why a key was left out.
 	GitIdentity        map[string]string
 	GitIdentitySkipped []string
+	// GitIdentityFile is the identity file commands read as git's global
+	// configuration (GIT_CONFIG_GLOBAL, also for git itself instead of
+	// /dev/null); empty when there is none.
+	GitIdentityFile string
 }
 
 // Defaults for a TerminalRuntime's zero bounds, in the runtime's units.
@@ -232,6 +236,7 @@ func (r *TerminalRuntime) gitIdentity() error {
 		r.ReadPaths = slices.Clone(r.ReadPaths)
 	}
 	r.ReadPaths = append(r.ReadPaths, path)
+	r.GitIdentityFile = path
 	r.PassEnv = append(r.PassEnv, "GIT_CONFIG_GLOBAL="+path)
 	return nil
 }
