@@ -25,6 +25,12 @@ const resolvConf = "# terminald: this sandbox resolves no names; the network is 
 // maxLookups bounds the distinct names recorded per run.
 const maxLookups = 32
 
+// maxQueries bounds the queries the helper answers per run: a command
+// flooding its resolver would otherwise keep the helper, whose CPU time
+// no limit of the command counts, busy answering. Past it the socket is
+// closed, and further lookups fail at once (connection refused).
+const maxQueries = 10000
+
 // resolverView replaces the view's /etc/resolv.conf (a copied file, or a
 // link to the host's resolver configuration) with resolvConf. A read path
 // that mounts all of /etc shows the host's file instead: the view is left
@@ -94,8 +100,9 @@ func (h *helper) startResolver() {
 	}
 	h.dns = &lookups{}
 	go func() {
+		defer unix.Close(fd)
 		buf := make([]byte, 512)
-		for {
+		for answered := 0; answered < maxQueries; answered++ {
 			n, from, err := unix.Recvfrom(fd, buf, 0)
 			if err == unix.EINTR {
 				continue

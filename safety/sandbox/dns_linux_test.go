@@ -35,6 +35,7 @@ func TestNetworkDenialHoldsAndTheResolverRecordsNames(t *testing.T) {
 	if !slices.Equal(out.Lookups, []string{"registry.example.test"}) {
 		t.Fatalf("Lookups %v, want [registry.example.test] (stdout %q)", out.Lookups, got)
 	}
+	t.Logf("three lookups refused in a run of %s", out.Duration)
 	b = newBox(t)
 	if out := b.run(t, b.spec(t, "python3", "-c", "print('quiet')")); len(out.Lookups) != 0 {
 		t.Fatalf("a run that looked nothing up: Lookups %v", out.Lookups)
