@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -148,7 +149,8 @@ func (r *Runner) refusalsOf(executable string, outc sandbox.Outcome, err error, 
 	}
 	if outc.HelperPID > 0 {
 		seen := map[string]bool{}
-		if err != nil && result.CodeOf(err) == result.NotFound && executable != "" && !sandbox.Covered(executable, r.o.ReadPaths) {
+		if err != nil && result.CodeOf(err) == result.NotFound && executable != "" && isFile(executable) &&
+			!sandbox.Covered(executable, r.o.ReadPaths) {
 			out = append(out, Refusal{Kind: RefusedNotInView, What: executable, Key: "[terminal.sandbox] read_paths"})
 			seen[executable] = true
 		}
@@ -188,6 +190,13 @@ func notFoundIn(stderr []byte, name string) bool {
 		}
 	}
 	return false
+}
+
+// isFile reports whether path is, on the host, a regular file (links
+// followed).
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 func wordByte(c byte) bool {
