@@ -102,6 +102,9 @@ func terminalSettings(t Terminal, set func(k, format string, a ...any)) {
 		set("terminal.sandbox.network", "%s", s.EffectiveNetwork())
 	}
 	set("terminal.sandbox.caches", "%s", list(s.Caches))
+	if s.GitIdentity {
+		set("terminal.sandbox.git_identity", "true: commands get your git user.name and user.email (read at start), nothing else of your git configuration")
+	}
 	if s.ShareCaches {
 		set("terminal.sandbox.share_caches", "true: one set of caches for every jail")
 	}
