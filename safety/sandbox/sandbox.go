@@ -314,7 +314,9 @@ type Outcome struct {
 	// HelperPID is the host's process id of the run's helper (namespaces
 	// isolation), whose relay is the command's only way to the proxy:
 	// proxy refusals made for that process are this run's. Zero when
-	// there is none.
+	// there is none. It identifies the run only while each helper serves
+	// one command: a helper that came to relay for several runs at once
+	// would need a relay (a socket connection) of its own per run.
 	HelperPID int
 	// Confinement describes what confined the child, e.g.
 	// "namespaces(user,mnt,pid,net,ipc,uts) + landlock-abi7: fs+scope;
