@@ -70,6 +70,7 @@ func TestDeniedNetworkLookupIsReportedAsTheSandboxsRefusal(t *testing.T) {
 		t.Fatalf("lookup: %s exit %d %s", r.Code, r.exit(), r.text)
 	}
 	wantRefused(t, e, r, `[terminal.sandbox] network = "deny"`, "dns_lookup=registry.example.test")
+	t.Logf("lookup: %s", r.Reason)
 	wantRefused(t, e, e.run(t, `sh -c 'echo quiet'`), "")
 }
 
@@ -91,6 +92,7 @@ func TestProgramOutsideTheViewIsReportedAsTheSandboxsRefusal(t *testing.T) {
 	})
 	r := e.run(t, "mytool")
 	wantRefused(t, e, r, "[terminal.sandbox] read_paths", "not_in_view="+tool)
+	t.Logf("direct: %s: %s", r.Code, r.Reason)
 	r = e.run(t, `sh -c mytool`)
 	if r.exit() == 0 {
 		t.Fatalf("mytool ran in the view: %s", r.text)
