@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/audit"
@@ -96,8 +97,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	o := terminal.Options{Options: runner.Options{TerminalRuntime: rt, Root: root, Redact: rs, Audit: alog, Logger: cli.Logger},
 		Radar: radar, Version: version,
 		Asker: approval.New(approval.Options{Fallback: approval.Fallback(fallback), Timeout: timeout, Audit: alog})}
+	// The proxy's refusals go to the run that asked once the server exists.
+	var runs atomic.Pointer[terminal.Server]
 	if rt.Net == sandbox.NetProxy {
-		stop, sock, err := startProxy(rt.StateDir, pol.Terminal.Sandbox.AllowedHosts, alog, cli.Logger)
+		stop, sock, err := startProxy(rt.StateDir, pol.Terminal.Sandbox.ProxyHosts(), alog, cli.Logger, func(r proxy.Refusal) {
+			if s := runs.Load(); s != nil {
+				s.NoteProxyRefusal(r)
+			}
+		})
 		if err != nil {
 			return config.Exit(stderr, config.Fatalf("[terminal.sandbox] network = \"proxy\": %s", result.Reason(err)))
 		}
@@ -109,6 +116,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return config.Exit(stderr, config.Fatalf("%s", result.Reason(err)))
 	}
 	defer srv.Close() // before alog.Close (deferred earlier, so it runs later)
+	runs.Store(srv)
 	srv.Prewarm()
 	_ = alog.Event("start", map[string]any{"version": version, "jail_root": root.Path(), "confinement": srv.Confinement()})
 	announce(cli.Logger, pol.Terminal, rt, srv, root.Path(), logPath)
@@ -128,14 +136,19 @@ func announce(logger *slog.Logger, t config.Terminal, rt config.TerminalRuntime,
 	for _, u := range t.Unrunnable() {
 		logger.Warn(u.Why)
 	}
+	for _, why := range rt.GitIdentitySkipped {
+		logger.Warn("[terminal.sandbox] git_identity = true but " + why + ": git commit in the sandbox cannot use it (set it with git config --global on this machine)")
+	}
 }
 
 // startProxy starts the filtering proxy of network = "proxy" on a UNIX
-// socket in the state directory; every refusal is an audit event.
-func startProxy(stateDir string, hosts []string, alog *audit.Log, logger *slog.Logger) (func(), string, error) {
+// socket in the state directory; every refusal is an audit event and is
+// handed to note, which attributes it to the run that asked.
+func startProxy(stateDir string, hosts []string, alog *audit.Log, logger *slog.Logger, note func(proxy.Refusal)) (func(), string, error) {
 	p, err := proxy.New(proxy.Options{AllowedHosts: hosts, Logger: logger,
 		OnRefuse: func(r proxy.Refusal) {
 			_ = alog.Event("proxy.refused", map[string]any{"host": r.Host, "port": r.Port, "method": r.Method, "reason": r.Reason})
+			note(r)
 		}})
 	if err != nil {
 		return nil, "", err

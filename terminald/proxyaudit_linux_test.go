@@ -69,6 +69,11 @@ func TestBinaryProxyRefusalIsAudited(t *testing.T) {
 		t.Fatalf("want urllib's HTTPError 403 with a body naming \"evil.test\"; stdout %q, stderr %q", stdout, stderr)
 	}
 	t.Logf("refused fetch: exit %v, stdout %q", r.Detail["exit_code"], stdout)
+	// The answer says the sandbox refused it, and which key allows it.
+	if refused := fmt.Sprint(r.Detail["sandbox_refused"]); !strings.Contains(refused, "evil.test:80") ||
+		!strings.Contains(r.Reason, "the proxy refused evil.test:80") || !strings.Contains(r.Reason, "allowed_hosts") {
+		t.Fatalf("the refusal is not in the answer: reason %q, sandbox_refused %v", r.Reason, r.Detail["sandbox_refused"])
+	}
 	for _, w := range []string{"found no address", "could not reach", "timed out reaching", "resolves to"} {
 		if strings.Contains(stdout, w) {
 			t.Fatalf("the proxy looked the refused name up (%q): %q", w, stdout)

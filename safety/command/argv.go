@@ -18,6 +18,68 @@ type analysis struct {
 	values []string // every word and every option value, for prefix and path tokens
 	sub    string   // git subcommand, "" if none
 	known  bool     // sub is a known subcommand
+	// query: sub is git's config and its arguments are a read-only query
+	// (gitConfigQuery), which a bare "config" entry does not match.
+	query bool
+}
+
+// gitConfigModes are the read-only modes of git config, with the number of
+// names (and value patterns) each takes at least and at most.
+var gitConfigModes = map[string][2]int{
+	"--get": {1, 2}, "--get-all": {1, 2}, "--get-regexp": {1, 2}, "--list": {0, 0}, "-l": {0, 0},
+}
+
+// gitConfigFlags are the options a read-only git config query may carry:
+// where to read, how to show and type the values. Options that name a
+// file or blob to read (--file, --blob), write (--add, --unset, --edit,
+// --replace-all, --rename-section...) or are not known here make the
+// line a write, refused by the "config" entry.
+var gitConfigFlags = map[string]bool{
+	"--global": true, "--system": true, "--local": true, "--worktree": true, "--show-origin": true,
+	"--show-scope": true, "--name-only": true, "--null": true, "-z": true, "--includes": true,
+	"--no-includes": true, "--bool": true, "--int": true, "--bool-or-int": true, "--path": true,
+	"--expiry-date": true, "--type": true, "--all": true, "--regexp": true,
+}
+
+// gitConfigQuery reports whether facts (git config's arguments) are one
+// read-only query: exactly one mode (--get, --get-all, --get-regexp,
+// --list or -l, or the subcommands get and list of newer git), only
+// gitConfigFlags besides, and as many names as the mode takes. --type is
+// accepted only as --type=VALUE (a separate word would count as a name).
+func gitConfigQuery(facts []fact) bool {
+	mode, names := "", 0
+	for _, f := range facts {
+		if f.scope != "config" {
+			continue // git's own options, judged by the other entries
+		}
+		switch {
+		case f.opt && gitConfigModes[f.name] != [2]int{} || f.opt && (f.name == "--list" || f.name == "-l"):
+			if mode != "" {
+				return false
+			}
+			mode = f.name
+		case f.opt && gitConfigFlags[f.name] && f.typed == "" || f.opt && gitConfigFlags[f.typed]:
+			if f.name != "--type" && f.value != "" {
+				return false
+			}
+		case f.opt:
+			return false
+		case mode == "" && names == 0 && (f.name == "get" || f.name == "list"):
+			mode = f.name
+		default:
+			names++
+		}
+	}
+	switch mode {
+	case "get":
+		return names == 1
+	case "list", "--list", "-l":
+		return names == 0
+	case "":
+		return false
+	}
+	b := gitConfigModes[mode]
+	return names >= b[0] && names <= b[1]
 }
 
 func (t *optTable) canonical(spelling string) string {
@@ -128,6 +190,9 @@ func analyze(spec *cmdSpec, args []string) analysis {
 				}
 			}
 		}
+	}
+	if spec.subs != nil && a.sub == "config" {
+		a.query = gitConfigQuery(a.facts)
 	}
 	return a
 }

@@ -33,7 +33,7 @@ var builtinRules = []Rule{
 		Reason: "git rebase --exec/-x runs a shell command after each commit. Rebase without it, and run checks as separate commands"},
 	{Command: "git", DenyArgs: []string{"bisect run", "submodule foreach"},
 		Reason: "git bisect run and git submodule foreach run an arbitrary command. Run the steps one by one instead"},
-	{Command: "git", DenyArgs: []string{"config", "difftool", "mergetool", "filter-branch", "send-email", "daemon",
+	{Command: "git", DenyArgs: []string{"difftool", "mergetool", "filter-branch", "send-email", "daemon",
 		"instaweb", "credential", "credential-cache", "credential-store", "maintenance", "hook", "upload-pack",
 		"receive-pack", "upload-archive", "shell", "imap-send", "p4", "svn", "cvsimport", "cvsserver",
 		"cvsexportcommit", "archimport", "quiltimport", "send-pack", "fetch-pack", "http-backend", "http-fetch",
@@ -54,4 +54,10 @@ var builtinRules = []Rule{
 			"extract to files"},
 	{Command: "sort", DenyArgs: []string{"--compress-program"},
 		Reason: "sort --compress-program runs the named program on temporary files. Sort without it"},
+	// "config" does not match the read-only queries (gitConfigQuery).
+	{Command: "git", DenyArgs: []string{"config"},
+		Reason: "git config that sets, unsets or edits configuration, or reads a file or blob, is refused: configuration " +
+			"can name programs git runs (alias.x=!cmd, core.pager, core.fsmonitor, core.hooksPath). Read-only queries run: " +
+			"git config --get NAME, --get-all, --get-regexp, --list (-l), git config get NAME, git config list. For commits " +
+			"to carry the person's name and email, the operator sets [terminal.sandbox] git_identity = true"},
 }

@@ -180,6 +180,9 @@ func (c *compiled) matches(a *analysis) bool {
 	if c.sub != "" && a.sub != c.sub {
 		return false
 	}
+	if a.query && len(c.options)+len(c.plain)+len(c.prefix)+len(c.paths) == 0 {
+		return false // a bare "config" entry: a read-only query reads, it runs nothing
+	}
 	for _, o := range c.options {
 		if !slices.ContainsFunc(a.facts, func(f fact) bool {
 			if !f.opt || (o.globalOnly && f.scope != "") {

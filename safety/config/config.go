@@ -264,6 +264,23 @@ type TerminalSandbox struct {
 	// lower case and name a host only: no scheme, path, port or trailing
 	// dot; an allowed host is admitted on any port.
 	AllowedHosts []string `toml:"allowed_hosts" json:"allowed_hosts"`
+	// Registries adds the hosts of package registries to what the proxy
+	// admits when network = "proxy", a subset of "go" (proxy.golang.org,
+	// sum.golang.org), "npm" (registry.npmjs.org), "pip" (pypi.org,
+	// files.pythonhosted.org) and "cargo" (crates.io, index.crates.io,
+	// static.crates.io): the hosts each tool reaches with its default
+	// configuration. network = "proxy" needs registries, allowed_hosts or
+	// both; registries with any other network is refused.
+	Registries []string `toml:"registries" json:"registries"`
+	// GitIdentity (default false), when true, gives commands the person's
+	// git identity: terminald reads user.name and user.email from the
+	// host's global git configuration (git config --global --get) at
+	// startup, writes those two keys, and nothing else (no credentials,
+	// helpers, hooks, aliases or includes), to a file in its state
+	// directory, and points GIT_CONFIG_GLOBAL at it read-only, so git
+	// commit inside the sandbox records the person as author and
+	// committer and a repository's own user.email still wins.
+	GitIdentity bool `toml:"git_identity" json:"git_identity"`
 	// Caches lists persistent, writable tool caches, a subset of "go",
 	// "npm", "pip" and "cargo". Each is a directory under terminald's state
 	// directory, never inside the jail and never the user's own cache,

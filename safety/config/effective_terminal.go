@@ -93,11 +93,18 @@ func terminalSettings(t Terminal, set func(k, format string, a ...any)) {
 	set("terminal.sandbox.isolation", "%s", s.EffectiveIsolation())
 	set("terminal.sandbox.landlock", "%s", s.EffectiveLandlock())
 	if s.EffectiveNetwork() == NetworkProxy {
-		set("terminal.sandbox.network", "proxy, %d allowed host(s) %s", len(s.AllowedHosts), list(s.AllowedHosts))
+		hosts := s.ProxyHosts()
+		set("terminal.sandbox.network", "proxy, %d allowed host(s) %s", len(hosts), list(hosts))
+		if len(s.Registries) > 0 {
+			set("terminal.sandbox.registries", "%s", list(s.Registries))
+		}
 	} else {
 		set("terminal.sandbox.network", "%s", s.EffectiveNetwork())
 	}
 	set("terminal.sandbox.caches", "%s", list(s.Caches))
+	if s.GitIdentity {
+		set("terminal.sandbox.git_identity", "true: commands get your git user.name and user.email (read at start), nothing else of your git configuration")
+	}
 	if s.ShareCaches {
 		set("terminal.sandbox.share_caches", "true: one set of caches for every jail")
 	}

@@ -3,9 +3,11 @@ package config
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/bastion-mcp/bastion/safety/proxy"
 	"github.com/bastion-mcp/bastion/safety/sandbox"
 )
 
@@ -209,14 +211,29 @@ func (t *Terminal) Validate() error {
 		}
 		s.AllowedHosts[i] = norm
 	}
+	seen = map[string]bool{}
+	for _, r := range s.Registries {
+		if _, ok := proxy.RegistryHosts(r); !ok {
+			return keyFatalf("terminal.sandbox.registries", "terminal.sandbox.registries entry %q is not a registry preset terminald knows%s; use some of %s",
+				r, meant(r, proxy.RegistryNames()), oneOf(proxy.RegistryNames()))
+		}
+		if seen[r] {
+			return keyFatalf("terminal.sandbox.registries", "terminal.sandbox.registries lists %q twice", r)
+		}
+		seen[r] = true
+	}
 	network := s.EffectiveNetwork()
 	switch {
 	case len(s.AllowedHosts) > 0 && network != NetworkProxy:
 		return keyFatalf("terminal.sandbox.allowed_hosts", "terminal.sandbox.allowed_hosts only applies to network = \"proxy\" (network is %q): "+
 			"set network = \"proxy\" or remove allowed_hosts", network)
-	case network == NetworkProxy && len(s.AllowedHosts) == 0:
-		return keyFatalf("terminal.sandbox.network", "terminal.sandbox.network = \"proxy\" needs allowed_hosts, the hosts commands may reach "+
-			"through the proxy (for example [\"example.com\", \"*.example.org\"])")
+	case len(s.Registries) > 0 && network != NetworkProxy:
+		return keyFatalf("terminal.sandbox.registries", "terminal.sandbox.registries only applies to network = \"proxy\" (network is %q): "+
+			"set network = \"proxy\" or remove registries", network)
+	case network == NetworkProxy && len(s.AllowedHosts) == 0 && len(s.Registries) == 0:
+		return keyFatalf("terminal.sandbox.network", "terminal.sandbox.network = \"proxy\" needs registries, allowed_hosts or both: the package "+
+			"registries (registries = [\"go\", \"npm\", \"pip\", \"cargo\"]) and other hosts commands may reach "+
+			"through the proxy (for example allowed_hosts = [\"example.com\", \"*.example.org\"])")
 	case network == NetworkProxy && s.EffectiveIsolation() != IsolationNamespaces:
 		return keyFatalf("terminal.sandbox.network", "terminal.sandbox.network = \"proxy\" needs isolation = \"namespaces\": only a network "+
 			"namespace makes the proxy the command's only way out")
@@ -226,6 +243,21 @@ func (t *Terminal) Validate() error {
 			s.EffectiveLandlock(), s.EffectiveIsolation(), sandboxNeeds)
 	}
 	return nil
+}
+
+// ProxyHosts returns the host patterns the proxy admits: allowed_hosts,
+// then the hosts of each registries preset not already listed.
+func (s TerminalSandbox) ProxyHosts() []string {
+	hosts := slices.Clone(s.AllowedHosts)
+	for _, r := range s.Registries {
+		rh, _ := proxy.RegistryHosts(r)
+		for _, h := range rh {
+			if !slices.Contains(hosts, h) {
+				hosts = append(hosts, h)
+			}
+		}
+	}
+	return hosts
 }
 
 // HostPattern checks one allowed_hosts entry and returns it in lower

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,6 +53,16 @@ type TerminalRuntime struct {
 	// MaxConcurrent and MaxQueued bound the commands running at once and
 	// the calls waiting for one to end; zero means the default.
 	MaxConcurrent, MaxQueued int
+	// GitIdentity is the person's git identity commands get
+	// ([terminal.sandbox] git_identity): user.name and user.email as
+	// found, empty when git_identity is off or neither is set;
+	// GitIdentitySkipped says why a key was left out.
+	GitIdentity        map[string]string
+	GitIdentitySkipped []string
+	// GitIdentityFile is the identity file commands read as git's global
+	// configuration (GIT_CONFIG_GLOBAL, also for git itself instead of
+	// /dev/null); empty when there is none.
+	GitIdentityFile string
 }
 
 // Defaults for a TerminalRuntime's zero bounds, in the runtime's units.
@@ -136,6 +147,11 @@ func (t Terminal) startProblems() []string {
 		switch name {
 		case "PATH", "HOME", "TMPDIR":
 			out = append(out, fmt.Sprintf("[terminal.env] pass must not list %s: terminald sets it", name))
+		case "GIT_CONFIG_GLOBAL":
+			if t.Sandbox.GitIdentity {
+				out = append(out, "[terminal.env] pass must not list GIT_CONFIG_GLOBAL with [terminal.sandbox] git_identity = true: "+
+					"terminald points it at the identity file")
+			}
 		}
 	}
 	if err := checkPath(t.Env.Path); err != nil {
@@ -187,10 +203,42 @@ func (t Terminal) Runtime(jailRoot string, stateBase func() (string, error)) (Te
 	if r.Caches, err = sandbox.Caches(r.StateDir, jailRoot, s.Caches, s.ShareCaches); err != nil {
 		return r, Fatalf("[terminal.sandbox] caches: %s", result.Reason(err))
 	}
+	if s.GitIdentity {
+		if err := r.gitIdentity(); err != nil {
+			return r, err
+		}
+	}
 	if err := r.Check(); err != nil {
 		return r, Fatalf("%s", result.Reason(err))
 	}
 	return r, nil
+}
+
+// gitIdentity reads the person's user.name and user.email (GitIdentity),
+// writes them to GitIdentityFile in the state directory and has commands
+// read it as their global git configuration: GIT_CONFIG_GLOBAL names it
+// and it joins the read paths (read-only in the view), so git commit
+// records the person and a repository's own configuration still wins.
+func (r *TerminalRuntime) gitIdentity() error {
+	values, skipped := GitIdentity()
+	path, err := writeGitIdentity(r.StateDir, values)
+	if err != nil {
+		return Fatalf("[terminal.sandbox] git_identity: the identity file cannot be written in the state directory %s: %s",
+			r.StateDir, result.Reason(err))
+	}
+	r.GitIdentity, r.GitIdentitySkipped = values, skipped
+	if path == "" {
+		return nil
+	}
+	if len(r.ReadPaths) == 0 {
+		r.ReadPaths = slices.Clone(sandbox.DefaultReadPaths)
+	} else {
+		r.ReadPaths = slices.Clone(r.ReadPaths)
+	}
+	r.ReadPaths = append(r.ReadPaths, path)
+	r.GitIdentityFile = path
+	r.PassEnv = append(r.PassEnv, "GIT_CONFIG_GLOBAL="+path)
+	return nil
 }
 
 // Preflight asks the kernel for the confinement [terminal.sandbox] wants

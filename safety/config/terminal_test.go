@@ -181,8 +181,44 @@ func TestAllowedHostsWithoutProxyIsFatal(t *testing.T) {
 }
 
 func TestProxyWithoutAllowedHostsIsFatal(t *testing.T) {
-	wantLoadFatal(t, "[terminal.sandbox]\nnetwork = \"proxy\"\n", `network = "proxy" needs allowed_hosts`)
-	wantLoadFatal(t, "[terminal.sandbox]\nnetwork = \"proxy\"\nallowed_hosts = []\n", "needs allowed_hosts")
+	wantLoadFatal(t, "[terminal.sandbox]\nnetwork = \"proxy\"\n", `network = "proxy" needs registries, allowed_hosts`)
+	wantLoadFatal(t, "[terminal.sandbox]\nnetwork = \"proxy\"\nallowed_hosts = []\n", "needs registries, allowed_hosts")
+}
+
+// TestRegistryPresetsExpandToTheirHosts: registries = ["go", "pip"] alone
+// is a valid proxy configuration, and the proxy admits exactly those
+// registries' hosts plus allowed_hosts, each once.
+func TestRegistryPresetsExpandToTheirHosts(t *testing.T) {
+	pol, err := loadTerminal(t, "[terminal.sandbox]\nnetwork = \"proxy\"\nregistries = [\"go\", \"pip\"]\nallowed_hosts = [\"example.com\", \"pypi.org\"]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := pol.Terminal.Sandbox.ProxyHosts()
+	want := []string{"example.com", "pypi.org", "proxy.golang.org", "sum.golang.org", "files.pythonhosted.org"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("proxy hosts %v, want %v", got, want)
+	}
+	for _, name := range []string{"go", "npm", "pip", "cargo"} {
+		if _, err := loadTerminal(t, "[terminal.sandbox]\nnetwork = \"proxy\"\nregistries = ["+quote(name)+"]\n"); err != nil {
+			t.Fatalf("registries = [%q]: %v", name, err)
+		}
+	}
+}
+
+func TestUnknownRegistryPresetIsFatal(t *testing.T) {
+	wantLoadFatal(t, "[terminal.sandbox]\nnetwork = \"proxy\"\nregistries = [\"maven\"]\n",
+		"terminal.sandbox.registries", `"maven"`, `"cargo"`, `"go"`, `"npm"`, `"pip"`)
+	wantLoadFatal(t, "[terminal.sandbox]\nnetwork = \"proxy\"\nregistries = [\"go\", \"go\"]\n", "twice")
+}
+
+func TestRegistriesWithoutProxyIsFatal(t *testing.T) {
+	for _, nw := range []string{"", "deny", "allow"} {
+		body := "[terminal.sandbox]\nregistries = [\"go\"]\n"
+		if nw != "" {
+			body += "network = " + quote(nw) + "\n"
+		}
+		wantLoadFatal(t, body, `registries only applies to network = "proxy"`)
+	}
 }
 
 func TestProxyWithLandlockIsolationIsFatal(t *testing.T) {

@@ -33,7 +33,7 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 	}
 	if ref, refused := p.check(t); refused {
 		ref.Method = r.Method
-		p.refuse(w, ref)
+		p.refuse(w, r, ref)
 		return
 	}
 	up, err := p.dialUpstream(r.Context(), "tcp", t.hostPort())

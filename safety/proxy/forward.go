@@ -51,7 +51,7 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 	}
 	if ref, refused := p.check(t); refused {
 		ref.Method = r.Method
-		p.refuse(w, ref)
+		p.refuse(w, r, ref)
 		return
 	}
 	resp, err := p.transport.RoundTrip(p.upstreamRequest(r, t))

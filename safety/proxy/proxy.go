@@ -117,7 +117,15 @@ type Refusal struct {
 	// Kind is one of RefusedHost, RefusedIPLiteral, RefusedPort and
 	// RefusedAddress.
 	Kind string
+	// PeerPID is the process id (in the server's PID namespace) of the
+	// process that connected to the proxy's UNIX socket (SO_PEERCRED; on
+	// Linux only, 0 otherwise or over TCP). terminald's client is the
+	// sandbox helper's relay, so the id says which run asked.
+	PeerPID int
 }
+
+// peerKey is the context key of a client connection's peer process id.
+type peerKey struct{}
 
 // Proxy is a filtering HTTP/CONNECT forward proxy. Create it with New,
 // run it with Serve and stop it with Close. It is safe for concurrent use.
@@ -190,12 +198,18 @@ func New(o Options) (*Proxy, error) {
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	p.srv = &http.Server{
-		Handler:                      p,
-		ReadHeaderTimeout:            l.header,
-		IdleTimeout:                  p.idle,
-		MaxHeaderBytes:               l.maxHeader,
-		ErrorLog:                     slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
-		BaseContext:                  func(net.Listener) context.Context { return p.baseCtx },
+		Handler:           p,
+		ReadHeaderTimeout: l.header,
+		IdleTimeout:       p.idle,
+		MaxHeaderBytes:    l.maxHeader,
+		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return p.baseCtx },
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if cc, ok := c.(*clientConn); ok {
+				c = cc.Conn
+			}
+			return context.WithValue(ctx, peerKey{}, peerPID(c))
+		},
 		DisableGeneralOptionsHandler: true,
 		Protocols:                    &protocols,
 	}

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -239,12 +241,16 @@ func TestRefusedHostGets403NamingHostAndKey(t *testing.T) {
 	res := newResolver()
 	h := startProxy(t, Options{AllowedHosts: []string{"example.com", "*.example.org"}, Dial: res.Dial})
 	const want = `host "evil.test" is not in [terminal.sandbox] allowed_hosts; add it there to allow it`
+	pid := 0 // the refusal names the process that connected (this one), on Linux
+	if runtime.GOOS == "linux" {
+		pid = os.Getpid()
+	}
 
 	resp, body, _, _ := h.raw("CONNECT evil.test:443 HTTP/1.1\r\nHost: evil.test:443\r\n\r\n")
 	if resp.StatusCode != 403 || strings.TrimSpace(body) != want {
 		t.Errorf("CONNECT evil.test: %s %q, want 403 %q", resp.Status, body, want)
 	}
-	if r := h.gotRefusals(); len(r) != 1 || r[0] != (Refusal{Host: "evil.test", Port: 443, Method: "CONNECT", Reason: want, Kind: RefusedHost}) {
+	if r := h.gotRefusals(); len(r) != 1 || r[0] != (Refusal{Host: "evil.test", Port: 443, Method: "CONNECT", Reason: want, Kind: RefusedHost, PeerPID: pid}) {
 		t.Errorf("refusals after CONNECT = %+v, want exactly one", r)
 	}
 
@@ -258,7 +264,7 @@ func TestRefusedHostGets403NamingHostAndKey(t *testing.T) {
 		t.Errorf("GET http://Evil.Test./: %s %q, want 403 %q", resp.Status, b, want)
 	}
 	r := h.gotRefusals()
-	if len(r) != 2 || r[1] != (Refusal{Host: "evil.test", Port: 80, Method: "GET", Reason: want, Kind: RefusedHost}) {
+	if len(r) != 2 || r[1] != (Refusal{Host: "evil.test", Port: 80, Method: "GET", Reason: want, Kind: RefusedHost, PeerPID: pid}) {
 		t.Errorf("refusals after GET = %+v, want exactly one more", r)
 	}
 	if d := res.dialed(); len(d) != 0 {

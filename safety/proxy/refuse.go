@@ -66,9 +66,11 @@ func (p *Proxy) check(t target) (Refusal, bool) {
 	return ref, true
 }
 
-// refuse reports ref once and answers 403 with its reason.
-func (p *Proxy) refuse(w http.ResponseWriter, ref Refusal) {
-	p.log.Info("proxy refused", "host", ref.Host, "port", ref.Port, "method", ref.Method, "kind", ref.Kind)
+// refuse reports ref once, with the process that connected (r's
+// connection), and answers 403 with its reason.
+func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, ref Refusal) {
+	ref.PeerPID, _ = r.Context().Value(peerKey{}).(int)
+	p.log.Info("proxy refused", "host", ref.Host, "port", ref.Port, "method", ref.Method, "kind", ref.Kind, "peer_pid", ref.PeerPID)
 	if p.onRefuse != nil {
 		p.onRefuse(ref)
 	}
@@ -120,7 +122,7 @@ func (p *Proxy) upstreamFailed(w http.ResponseWriter, r *http.Request, t target,
 			ref.Reason = fmt.Sprintf("host %q resolves to an address that is not public; the proxy never connects to loopback, private, "+
 				"link-local, multicast, unspecified, CGNAT or reserved addresses, whatever %s says", t.host, p.key)
 		}
-		p.refuse(w, ref)
+		p.refuse(w, r, ref)
 		return
 	}
 	if r.Context().Err() != nil {

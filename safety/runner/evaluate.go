@@ -68,7 +68,17 @@ func (r *Runner) Evaluate(line string) Evaluation {
 
 // env returns the extra variables of a run of the program named name:
 // its hardening variables, the caches' and the operator's pass-through
-// (hardening wins).
+// (hardening wins). With [terminal.sandbox] git_identity, git's global
+// configuration is the identity file (user.name and user.email only,
+// written by terminald, read-only in the view) instead of /dev/null.
 func (r *Runner) env(name string) []string {
-	return sandbox.MergeEnv(append(sandbox.ProgramEnv(name), r.o.Caches.Env...), r.o.PassEnv)
+	hard := sandbox.ProgramEnv(name)
+	if r.o.GitIdentityFile != "" {
+		for i, kv := range hard {
+			if strings.HasPrefix(kv, "GIT_CONFIG_GLOBAL=") {
+				hard[i] = "GIT_CONFIG_GLOBAL=" + r.o.GitIdentityFile
+			}
+		}
+	}
+	return sandbox.MergeEnv(append(hard, r.o.Caches.Env...), r.o.PassEnv)
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,6 +37,11 @@ type Request struct {
 	// for a slot (max_concurrent commands running): at once, then every
 	// second, and when it gets one. A call that does not wait never calls it.
 	Progress func(QueueProgress)
+	// Running, when not nil, is told where the command stands while it
+	// runs, about once a second (RunProgress: the time so far and the
+	// latest output lines, redacted). A command that ends within the first
+	// second is never reported.
+	Running func(RunProgress)
 }
 
 // Outcome is what Run did.
@@ -72,6 +78,10 @@ type Outcome struct {
 	// Neutralised counts the terminal control characters shown as visible
 	// escapes in Stdout and Stderr (0 with raw_output).
 	Neutralised int
+	// Refused lists what the sandbox refused the command during its run
+	// (detail.sandbox_refused; refusals.go); the reason names the key
+	// that would allow each.
+	Refused []Refusal
 	// Approval is detail.approval for a line that needed a person's
 	// approval: who approved it and how, or how it was refused.
 	Approval *approval.Approval
@@ -124,7 +134,7 @@ func (r *Runner) Run(ctx context.Context, req Request) Outcome {
 	}
 	defer release()
 	defer j.dh.Close()
-	out = r.start(ctx, j)
+	out = r.start(ctx, j, req.Running)
 	if v != nil {
 		v.Done(out.Code)
 		out.Approval = v.Approval
@@ -154,7 +164,7 @@ func (r *Runner) judge(req Request) (judged, error) {
 }
 
 // start writes the intent record and runs the judged command.
-func (r *Runner) start(ctx context.Context, j judged) Outcome {
+func (r *Runner) start(ctx context.Context, j judged, running func(RunProgress)) Outcome {
 	ev, dir := j.ev, j.dir
 	argv := ev.Decision.Argv
 	intent, err := r.o.Audit.Intent(r.o.Action, map[string]any{"argv": r.redactArgv(argv), "cwd": dir,
@@ -164,11 +174,23 @@ func (r *Runner) start(ctx context.Context, j judged) Outcome {
 	}
 	stdout := r.o.Redact.NewOutputWriter(r.o.MaxOutputBytes, !r.o.RawOutput)
 	stderr := r.o.Redact.NewOutputWriter(r.o.MaxOutputBytes, !r.o.RawOutput)
-	outc, err := r.execute(ctx, sandbox.Spec{Path: ev.Executable, Argv: argv, Dir: dir,
-		Env: r.env(ev.Decision.Name), Stdout: stdout, Stderr: stderr})
+	spec := sandbox.Spec{Path: ev.Executable, Argv: argv, Dir: dir, Env: r.env(ev.Decision.Name), Stdout: stdout, Stderr: stderr}
+	stopReports := func() {}
+	if running != nil {
+		tail := &outputTail{}
+		spec.Stdout, spec.Stderr = io.MultiWriter(stdout, tail), io.MultiWriter(stderr, tail)
+		stop, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			reportRunning(running, tail, r.o.Redact, r.o.RawOutput, stop)
+		}()
+		stopReports = func() { close(stop); <-done }
+	}
+	outc, err := r.execute(ctx, spec)
+	stopReports()
 	stdout.Close()
 	stderr.Close()
-	return r.finish(intent, argv, outc, err, stdout, stderr)
+	return r.finish(intent, argv, ev.Executable, outc, err, stdout, stderr)
 }
 
 // execute runs spec in the sandbox with a private HOME and TMPDIR, outside
@@ -201,13 +223,14 @@ func (r *Runner) execute(ctx context.Context, spec sandbox.Spec) (sandbox.Outcom
 
 // finish writes the outcome record of a run whose intent was recorded and
 // builds its Outcome.
-func (r *Runner) finish(intent string, argv []string, outc sandbox.Outcome, err error, stdout, stderr *redact.CappedWriter) Outcome {
+func (r *Runner) finish(intent string, argv []string, executable string, outc sandbox.Outcome, err error, stdout, stderr *redact.CappedWriter) Outcome {
 	truncated := stdout.Truncated() || stderr.Truncated()
 	out := Outcome{Ran: outc.Duration > 0, // zero only when the child never started
 		Code: result.OK, Err: err, Argv: argv, ExitCode: outc.ExitCode, Signal: outc.Signal, Limit: outc.Limit,
 		Confinement: outc.Confinement, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Truncated: truncated,
 		Protected: outc.Protected, ReadOnly: outc.ReadOnly,
 		Neutralised: stdout.Neutralised() + stderr.Neutralised()}
+	out.Refused = r.refusalsOf(executable, outc, err, out.Stderr)
 	switch {
 	case err != nil:
 		out.Code, out.Reason = result.Classify(err)
@@ -229,6 +252,9 @@ func (r *Runner) finish(intent string, argv []string, outc sandbox.Outcome, err 
 	if len(outc.Protected) > 0 {
 		fields["protected"] = outc.Protected
 	}
+	if len(out.Refused) > 0 {
+		fields["sandbox_refused"] = out.Refused
+	}
 	if aerr := r.o.Audit.Outcome(intent, r.o.Action, out.Code, fields); aerr != nil {
 		r.o.Logger.Error("audit outcome record failed", "intent", intent)
 	}
@@ -243,7 +269,7 @@ func (r *Runner) finish(intent string, argv []string, outc sandbox.Outcome, err 
 			"(stdout %d, stderr %d bytes) and was cut after redaction: narrow the command (head, grep, -n) to see the rest",
 			outc.ExitCode, r.o.MaxOutputBytes, stdout.TotalIn(), stderr.TotalIn())
 	}
-	out.Reason += protectedNote(out, r.o.Protect)
+	out.Reason += protectedNote(out, r.o.Protect) + refusalNote(out.Refused, r.o.Net)
 	return out
 }
 

@@ -94,6 +94,11 @@ type Runner struct {
 	// slots bounds the commands running at once and the calls waiting
 	// (max_concurrent, max_queued; slots.go).
 	slots *slots
+	// proxyRefused holds the proxy's refusals until their run ends, and
+	// outside the allowlisted programs the view does not show
+	// (refusals.go).
+	proxyRefused proxyRefusals
+	outside      map[string]string
 }
 
 // New checks the options and describes the confinement in force. It
@@ -130,7 +135,8 @@ func New(o Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{o: o, pathEnv: strings.Join(o.Path, string(os.PathListSeparator)), confinement: conf,
-		spare: make(chan runDirs, 16), primed: make(chan runDirs, maxPrimed), slots: newSlots(o.MaxConcurrent, o.MaxQueued)}
+		spare: make(chan runDirs, 16), primed: make(chan runDirs, maxPrimed), slots: newSlots(o.MaxConcurrent, o.MaxQueued),
+		outside: outsideView(o)}
 	if r.runsDir, r.releaseRuns, err = sandbox.ClaimRunsDir(filepath.Join(o.StateDir, "runs"), r.reportLeftover); err != nil {
 		return nil, err
 	}

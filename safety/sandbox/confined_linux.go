@@ -92,6 +92,9 @@ type helperResult struct {
 	CPUMS       int64       `json:"cpu_ms"`
 	PeakTasks   int         `json:"peak_tasks"`
 	PeakRSSKB   int64       `json:"peak_rss_kb"`
+	// Lookups are the host names the command asked the view's resolver
+	// for (dns_linux.go).
+	Lookups []string `json:"lookups,omitempty"`
 }
 
 // cancelMsg asks the helper to end the command now.
@@ -515,6 +518,9 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 	defer w.errR.Close()
 	defer w.jail.Close()
 	c := w.c
+	if p.iso == IsolationNamespaces {
+		out.HelperPID = c.cmd.p.Pid
+	}
 	if setup := awaitSetup(ctx, w); setup.SetupCode != "" {
 		c.killGroup()
 		<-c.exited
@@ -687,6 +693,7 @@ func outcomeOf(out Outcome, r helperResult, runErr error, hint string, l Limits,
 	out.ExitCode, out.Signal = r.ExitCode, r.Signal
 	out.CPUTime = time.Duration(r.CPUMS) * time.Millisecond
 	out.PeakTasks, out.PeakRSSKB = r.PeakTasks, r.PeakRSSKB
+	out.Lookups = r.Lookups
 	out.Limit = r.Limit
 	if out.Limit == "" && runErr == nil && out.ExitCode != 0 && hint != "" {
 		out.Limit = hint

@@ -103,6 +103,7 @@ type helper struct {
 	peakTasks int
 	peakRSSKB int64
 	mem       *memWatch // memory outside resident sets (memwatch_linux.go)
+	dns       *lookups  // the names the command looked up (dns_linux.go)
 }
 
 // setupFail is a setup error carried to the server.
@@ -154,6 +155,9 @@ func (h *helper) setup() (*forker, error) {
 				return nil, err
 			}
 		}
+		if cfg.Net != NetAllow {
+			h.startResolver()
+		}
 	} else {
 		// Orphans of the command are re-parented here, so they can be ended.
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -177,7 +181,9 @@ func (h *helper) execute(f *forker) helperResult {
 		return failResult(err)
 	}
 	defer close(f.done)
-	return h.supervise(pid)
+	r := h.supervise(pid)
+	r.Lookups = h.dns.list()
+	return r
 }
 
 func failResult(err error) helperResult {
@@ -234,6 +240,9 @@ func (h *helper) buildView() error {
 	binds, err := h.viewBinds()
 	if err != nil {
 		return err
+	}
+	if cfg.Net != NetAllow {
+		binds = resolverView(binds)
 	}
 	h.useIdmapped(binds)
 	if err := cloneSources(binds); err != nil {

@@ -305,6 +305,19 @@ type Outcome struct {
 	// repository's .git, pinned) in the command's view: a write the
 	// command reports failing there was the sandbox's refusal.
 	ReadOnly []string
+	// Lookups are the host names the command looked up through the view's
+	// resolver, which answers every query "refused" (namespaces isolation
+	// with network "deny" or "proxy"; see dns_linux.go): each is a name the
+	// command tried to reach and the sandbox did not resolve. At most 32,
+	// in the order first asked.
+	Lookups []string
+	// HelperPID is the host's process id of the run's helper (namespaces
+	// isolation), whose relay is the command's only way to the proxy:
+	// proxy refusals made for that process are this run's. Zero when
+	// there is none. It identifies the run only while each helper serves
+	// one command: a helper that came to relay for several runs at once
+	// would need a relay (a socket connection) of its own per run.
+	HelperPID int
 	// Confinement describes what confined the child, e.g.
 	// "namespaces(user,mnt,pid,net,ipc,uts) + landlock-abi7: fs+scope;
 	// seccomp (socket families: unix,inet,inet6,netlink-route);

