@@ -477,7 +477,7 @@ func PrepareStats() (hits, misses uint64) { return preparedHits.Load(), prepared
 // runConfined runs s through a helper: a prepared one if it matches,
 // otherwise one started now. The steps: identify the working directory
 // (commandMessage), take or start a helper, wait for its setup
-// (awaitSetup), hand it the command, relay its output while waiting for its
+// (awaitSetup), hand it the command (with Spec.Stdin, sendCommand), relay its output while waiting for its
 // answer (awaitAnswer), then turn the answer into the outcome (outcomeOf).
 func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outcome, g *guard) (Outcome, error) {
 	cfg, err := staticConfig(s, p)
@@ -521,18 +521,33 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 		_, _ = c.reap()
 		return out, result.New(setup.SetupCode, setup.SetupReason)
 	}
-	if _, err := unix.Write(w.fd, msg); err != nil {
+	stdin := -1
+	if s.Stdin != nil {
+		f, closeStdin, err := stdinFile(s.Stdin)
+		if err != nil {
+			c.killGroup()
+			<-c.exited
+			_, _ = c.reap()
+			return out, err
+		}
+		defer closeStdin()
+		stdin = int(f.Fd())
+	}
+	if err := sendCommand(w.fd, msg, stdin); err != nil {
 		c.killGroup()
 		<-c.exited
 		_, _ = c.reap()
 		return out, result.Wrap(result.InternalError, errSetup+": the helper did not take its command", err)
+	}
+	if s.Started != nil {
+		s.Started()
 	}
 
 	copied := make(chan struct{}, 2)
 	stderr := &stderrWatch{w: s.Stderr}
 	go drain(s.Stdout, w.outR, copied)
 	go drain(stderr, w.errR, copied)
-	r, runErr := awaitAnswer(ctx, w, s.Timeout, &out)
+	r, runErr := awaitAnswer(ctx, w, s.Timeout, s.Terminate, &out)
 	// Once the helper has answered, every process of the command is dead
 	// and reaped (it answers only after wait4 found nothing left); the
 	// helper's own exit, which tears down its namespaces, is collected in
@@ -634,9 +649,9 @@ func awaitSetup(ctx context.Context, w *warm) helperResult {
 
 // awaitAnswer waits for the helper's answer to the command. A cancelled
 // ctx sends the helper cancelMsg (runErr then says why, and out records a
-// deadline); a helper that does not answer within timeout plus
+// deadline), a closed term termMsg; a helper that does not answer within timeout plus
 // helperBackstop (or helperBackstop after a cancel) is killed.
-func awaitAnswer(ctx context.Context, w *warm, timeout time.Duration, out *Outcome) (r helperResult, runErr error) {
+func awaitAnswer(ctx context.Context, w *warm, timeout time.Duration, term <-chan struct{}, out *Outcome) (r helperResult, runErr error) {
 	answers := make(chan helperResult, 1)
 	go func() { answers <- w.answer() }()
 	var backstop <-chan time.Time
@@ -650,6 +665,11 @@ func awaitAnswer(ctx context.Context, w *warm, timeout time.Duration, out *Outco
 		select {
 		case r = <-answers:
 			return r, runErr
+		case <-term:
+			// A graceful stop (Spec.Terminate): the helper signals the
+			// command and keeps supervising it.
+			term = nil
+			_, _ = unix.Write(w.fd, []byte(termMsg))
 		case <-done:
 			done = nil
 			runErr = ctxError(ctx, out)

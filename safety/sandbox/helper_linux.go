@@ -85,7 +85,7 @@ func helperMain() int {
 		return 2
 	}
 	// The command: the second message.
-	n, err = unix.Read(ctlFD, buf)
+	n, h.stdinFD, err = recvCommand(ctlFD, buf)
 	if err != nil || n <= 0 || json.Unmarshal(buf[:n], &h.run) != nil {
 		return 2
 	}
@@ -95,6 +95,8 @@ func helperMain() int {
 type helper struct {
 	cfg helperConfig
 	run helperRun
+
+	stdinFD int // the command's stdin passed with the command, -1: /dev/null
 
 	mu        sync.Mutex
 	limit     string

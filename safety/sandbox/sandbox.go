@@ -9,7 +9,8 @@
 //     LANG, TMPDIR, the proxy variables (network "proxy") and the
 //     NAME=VALUE pairs the caller lists;
 //   - give the child the server's stdin (the MCP stream), or any descriptor
-//     but stdout and stderr;
+//     but stdout, stderr and the input the caller gives it (Spec.Stdin,
+//     /dev/null when none);
 //   - show the child anything of the host but the jail, its private HOME
 //     and TMPDIR, the caches and the read paths (namespaces isolation);
 //   - let anything the command started outlive it, its timeout, or the
@@ -264,6 +265,20 @@ type Spec struct {
 	// The caller passes redacting, capping writers; a writer that fails is
 	// skipped and the pipe still drained, so the child never blocks on it.
 	Stdout, Stderr io.Writer
+	// Stdin is the command's standard input; nil is /dev/null. An
+	// *os.File (the read end of a pipe the caller writes, a session's
+	// input) is handed to the command as it is and stays the caller's to
+	// close; any other reader is copied into a pipe (see stdinFile). The
+	// command gets this one descriptor more, never the server's own stdin.
+	Stdin io.Reader
+	// Terminate, when not nil, asks for a graceful end: once it is closed,
+	// every process of the command gets SIGTERM; cancelling ctx then kills
+	// what is left (a session's stop: signal, then kill).
+	Terminate <-chan struct{}
+	// Started, when not nil, is called once the command's sandbox is built
+	// and the command handed to it, right before its exec (a session's
+	// answer waits for it, not for the command's end).
+	Started func()
 }
 
 // net returns the effective network mode.
@@ -661,11 +676,11 @@ func limitError(limit string, l Limits, timeout time.Duration) error {
 // with no Landlock (mode "off", or "best-effort" where it is missing).
 func runPlain(ctx context.Context, s *Spec, env []string, out Outcome) (Outcome, error) {
 	// Every descriptor the child gets is opened here.
-	stdin, err := os.Open(os.DevNull)
+	stdin, closeStdin, err := stdinFile(s.Stdin)
 	if err != nil {
-		return out, result.Wrap(result.InternalError, "the sandbox could not open /dev/null for stdin", err)
+		return out, err
 	}
-	defer stdin.Close()
+	defer closeStdin()
 	outR, outW, errR, errW, err := outputPipes()
 	if err != nil {
 		return out, err
@@ -683,6 +698,9 @@ func runPlain(ctx context.Context, s *Spec, env []string, out Outcome) (Outcome,
 		return out, err
 	}
 
+	if s.Started != nil {
+		s.Started()
+	}
 	copied := make(chan struct{}, 2)
 	go drain(s.Stdout, outR, copied)
 	go drain(s.Stderr, errR, copied)
@@ -694,6 +712,18 @@ func runPlain(ctx context.Context, s *Spec, env []string, out Outcome) (Outcome,
 		timer = t.C
 	}
 	var runErr error
+	term := s.Terminate
+	for term != nil {
+		select {
+		case <-term:
+			term = nil
+			c.signalGroup(syscall.SIGTERM)
+		case <-c.exited:
+			term = nil
+		case <-ctx.Done():
+			term = nil
+		}
+	}
 	select {
 	case <-c.exited:
 	case <-timer:
