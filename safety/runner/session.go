@@ -278,7 +278,7 @@ func (r *Runner) launchSession(line string, j judged, release func()) (*session,
 		release()
 		return nil, out
 	}
-	s := &session{r: r, id: ids.New("s"), command: r.redactLine(line), cwd: j.dir, started: time.Now(),
+	s := &session{r: r, id: ids.New("s"), command: neutralised(r.redactLine(line)), cwd: j.dir, started: time.Now(),
 		state: SessionStarting, term: make(chan struct{}), begun: make(chan struct{}), done: make(chan struct{})}
 	if ss.live == nil {
 		ss.live = map[string]*session{}
@@ -563,4 +563,11 @@ func (r *Runner) closeSessions() {
 		}
 	}
 	ss.wg.Wait()
+}
+
+// neutralised shows the terminal control characters of s as visible
+// escapes: a session's command line is part of every answer about it.
+func neutralised(s string) string {
+	b, _ := redact.Neutralise([]byte(s))
+	return string(b)
 }

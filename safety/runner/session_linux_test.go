@@ -321,5 +321,21 @@ func TestSessionInputIsAuditedRedacted(t *testing.T) {
 func TestSessionsHoldUnprivileged(t *testing.T) {
 	testfs.RerunUnprivileged(t, "^(TestSessionPythonREPLAnswersInputAndEndsOnEOF|TestSessionDevServerStoppedLeavesNothing|"+
 		"TestSessionIdleAndLifetimeExpiry|TestSessionsBeyondMaxAreRefusedAndRunNothing|TestFiftySessionsLeaveNothingBehind|"+
-		"TestSessionSecretSplitAcrossWritesIsRedacted|TestSessionInputIsAuditedRedacted)$", examplePolicy)
+		"TestSessionSecretSplitAcrossWritesIsRedacted|TestSessionInputIsAuditedRedacted|TestSessionAskDecisionWithoutAPersonRunsNothing)$", examplePolicy)
+}
+
+// TestSessionAskDecisionWithoutAPersonRunsNothing: a session whose line
+// the policy asks about is refused like run_command when no person can be
+// asked (NEEDS_EXPLICIT_REQUEST), and nothing starts.
+func TestSessionAskDecisionWithoutAPersonRunsNothing(t *testing.T) {
+	f := sessionFixture(t, sandbox.IsolationNamespaces, func(o *Options) {
+		o.Policy.Ask = []string{"python3"}
+	})
+	out, so := f.r.StartSession(context.Background(), SessionRequest{Request: Request{Line: "python3 -c 'open(\"ran.txt\",\"w\")'"}})
+	if out.Ran || out.Code != result.NeedsExplicitRequest || so.Session.ID != "" || len(f.r.Sessions()) != 0 {
+		t.Fatalf("ask decision: ran=%v %s (%s)", out.Ran, out.Code, out.Reason)
+	}
+	if testfs.Exists(f.Jail + "/ran.txt") {
+		t.Fatal("the session ran without approval")
+	}
 }

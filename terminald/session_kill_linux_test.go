@@ -1,0 +1,109 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
+)
+
+// TestBinaryKilledWithLiveSessionsLeavesNothing: a server with three live
+// sessions (one with a setsid and a double-forked descendant) is killed
+// with SIGKILL: no process of any session survives, and the next server
+// removes the dead one's run directory; as root and as an unprivileged
+// server.
+func TestBinaryKilledWithLiveSessionsLeavesNothing(t *testing.T) {
+	for _, unpriv := range []bool{false, true} {
+		name := "root"
+		if unpriv {
+			name = "unprivileged"
+		}
+		t.Run(name, func(t *testing.T) { killWithSessions(t, unpriv) })
+	}
+}
+
+func killWithSessions(t *testing.T, unpriv bool) {
+	base, err := os.MkdirTemp("", "bastion-sessions-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	server := bin
+	for _, d := range []string{"bin", "jail", "home", "state"} {
+		p := filepath.Join(base, d)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if unpriv && d != "bin" {
+			if err := os.Chown(p, nobody, nobody); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if unpriv {
+		real := filepath.Join(base, "bin", "terminald.real")
+		copyFile(t, bin, real, 0o755)
+		server = filepath.Join(base, "bin", "terminald")
+		script := "#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups " + real + " \"$@\"\n"
+		if err := os.WriteFile(server, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := filepath.Join(base, "state", "t")
+	pol := filepath.Join(base, "policy.toml")
+	doc := fmt.Sprintf("audit_log = %q\n[terminal]\nprofile = \"sandbox\"\njail_root = %q\n[terminal.limits]\nmax_concurrent = 4\n"+
+		"[terminal.state]\ndir = %q\n[terminal.allowlist]\ncommands = [\"sh\"]\n",
+		filepath.Join(base, "state", "audit.jsonl"), filepath.Join(base, "jail"), state)
+	if err := os.WriteFile(pol, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(base, "home"), "XDG_STATE_HOME=" + filepath.Join(base, "state")}
+	c, cmd := mcpkittest.StartStdio(t, server, env, "--config", pol, "--log-level", "warn")
+	tok := fmt.Sprintf("bastion-sessions-killed-%d", time.Now().UnixNano())
+	lines := []string{
+		fmt.Sprintf(`sh -c "setsid sh -c 'sleep 300; : %[1]s' & (sh -c 'sleep 300; : %[1]s' &); sleep 300; : %[1]s"`, tok),
+		fmt.Sprintf(`sh -c "sleep 300; : %s"`, tok),
+		fmt.Sprintf(`sh -c "while :; do echo tick; sleep 0.2; done; : %s"`, tok),
+	}
+	for _, l := range lines {
+		r := call(t, c, "run_command", map[string]any{"command": l, "background": true})
+		if r.Code != "OK" {
+			t.Fatalf("starting %q: %+v", l, r)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(mcpkittest.Carrying(tok)) < 5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sessions' processes never all ran: %v", mcpkittest.Carrying(tok))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = cmd.Process.Wait()
+	waitGone(t, tok)
+	runs := filepath.Join(state, "runs")
+	dead, _ := os.ReadDir(runs)
+	if len(dead) != 1 {
+		t.Fatalf("the killed server should have left its run directory behind, found %v", dead)
+	}
+	c2, _ := mcpkittest.StartStdio(t, server, env, "--config", pol, "--log-level", "warn")
+	if r := call(t, c2, "list_sessions", map[string]any{}); r.Code != "OK" || r.Detail["running"] != float64(0) {
+		t.Fatalf("the next server: %+v", r)
+	}
+	if r := call(t, c2, "run_command", map[string]any{"command": "sh -c 'echo next'"}); r.Code != "OK" {
+		t.Fatalf("the next server: %+v", r)
+	}
+	for _, d := range dead {
+		if _, err := os.Stat(filepath.Join(runs, d.Name())); !os.IsNotExist(err) {
+			t.Errorf("the dead server's run directory %s is still there after the next start", d.Name())
+		}
+	}
+}
