@@ -345,7 +345,10 @@ func (r *Runner) launchSession(line string, j judged, release func()) (*session,
 		if r.closed.Load() {
 			r.removeRunDir(rd.dir)
 		} else {
+			// As after a foreground run (execute): the pair goes back to
+			// the pool and the next command's helper is prepared.
 			r.recycle(rd)
+			r.prepare()
 		}
 		ss.mu.Lock()
 		delete(ss.live, s.id)
