@@ -77,6 +77,9 @@ type helperRun struct {
 	DirRel    string   `json:"dir_rel"`
 	DirDev    uint64   `json:"dir_dev"`
 	DirIno    uint64   `json:"dir_ino"`
+	// TTY: the passed stdin is a terminal, also stdout, stderr and the
+	// controlling terminal (Spec.TTY).
+	TTY bool `json:"tty,omitempty"`
 }
 
 // helperResult is the helper's one answer.
@@ -574,7 +577,7 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 // will open it in its view, and identified. release closes the
 // descriptors it opened.
 func commandMessage(s *Spec, cfg *helperConfig, env []string) (msg []byte, release func(), err error) {
-	run := helperRun{TimeoutMS: s.Timeout.Milliseconds(), Path: s.Path, Argv: s.Argv, Env: env}
+	run := helperRun{TimeoutMS: s.Timeout.Milliseconds(), Path: s.Path, Argv: s.Argv, Env: env, TTY: s.TTY}
 	jfd, err := unix.Open(cfg.Jail, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, result.Wrap(result.NotFound, "the jail root cannot be opened", err)

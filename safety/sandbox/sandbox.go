@@ -271,6 +271,12 @@ type Spec struct {
 	// close; any other reader is copied into a pipe (see stdinFile). The
 	// command gets this one descriptor more, never the server's own stdin.
 	Stdin io.Reader
+	// TTY makes Stdin, which must then be the *os.File of a pseudo-
+	// terminal's secondary side (the caller holds the primary), the
+	// command's stdin, stdout and stderr and its controlling terminal, in
+	// a session of its own (a session's tty: true). Stdout and Stderr then
+	// receive nothing: the caller reads the terminal.
+	TTY bool
 	// Terminate, when not nil, asks for a graceful end: once it is closed,
 	// every process of the command gets SIGTERM; cancelling ctx then kills
 	// what is left (a session's stop: signal, then kill).
@@ -545,6 +551,9 @@ func (s *Spec) validateStatic() error {
 	if s.PathEnv == "" {
 		return invalid("the scrubbed PATH is empty")
 	}
+	if _, ok := s.Stdin.(*os.File); s.TTY && !ok {
+		return invalid("a terminal (TTY) needs the terminal's file as Stdin")
+	}
 	if s.Timeout < 0 {
 		return invalid("the timeout is negative")
 	}
@@ -688,8 +697,12 @@ func runPlain(ctx context.Context, s *Spec, env []string, out Outcome) (Outcome,
 	defer outR.Close()
 	defer errR.Close()
 
-	cmd := &proc{path: s.Path, argv: s.Argv, env: env, dir: s.Dir,
-		files: []*os.File{stdin, outW, errW}, sys: sysProcAttr()}
+	files, sys := []*os.File{stdin, outW, errW}, sysProcAttr()
+	if s.TTY {
+		files = []*os.File{stdin, stdin, stdin}
+		ttyAttr(sys)
+	}
+	cmd := &proc{path: s.Path, argv: s.Argv, env: env, dir: s.Dir, files: files, sys: sys}
 	start := time.Now()
 	c, err := launch(cmd)
 	outW.Close()

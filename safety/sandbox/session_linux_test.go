@@ -135,3 +135,52 @@ func TestTerminateSignalsEveryProcessThenCancelKills(t *testing.T) {
 		})
 	}
 }
+
+// TestTTYIsTheCommandsTerminal: with Spec.TTY the pseudo-terminal is the
+// command's stdin, stdout, stderr and controlling terminal, in both
+// isolations; what it prints comes out of the primary side.
+func TestTTYIsTheCommandsTerminal(t *testing.T) {
+	for _, iso := range []Isolation{IsolationNamespaces, IsolationLandlock} {
+		t.Run(string(iso), func(t *testing.T) {
+			b := newBox(t)
+			p, sec, err := OpenPTY()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			s := b.spec(t, "sh", "-c", `test -t 0 && test -t 1 && test -t 2 && echo all-terminal; read l; echo got:$l`)
+			s.Isolation, s.Stdin, s.TTY = iso, sec, true
+			var out syncBuffer
+			copied := make(chan struct{})
+			go func() {
+				buf := make([]byte, 4096)
+				for {
+					n, err := p.Read(buf)
+					out.Write(buf[:n])
+					if err != nil {
+						close(copied)
+						return
+					}
+				}
+			}()
+			done := make(chan Outcome, 1)
+			go func() {
+				o, _ := Run(context.Background(), s)
+				done <- o
+			}()
+			if _, err := p.WriteString("hello\n"); err != nil {
+				t.Fatal(err)
+			}
+			o := <-done
+			sec.Close()
+			select {
+			case <-copied:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the terminal's output never ended")
+			}
+			if o.ExitCode != 0 || !strings.Contains(out.String(), "all-terminal") || !strings.Contains(out.String(), "got:hello") {
+				t.Fatalf("%s: outcome %+v, terminal %q, stdout %q", iso, o, out.String(), b.stdout.String())
+			}
+		})
+	}
+}

@@ -1,9 +1,12 @@
 package sandbox
 
 import (
+	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bastion-mcp/bastion/safety/result"
 )
 
 // A command with a standard input of its own (Spec.Stdin: a session's
@@ -73,4 +76,56 @@ func (h *helper) terminate(cmdPid int) {
 	}
 	_ = unix.Kill(-cmdPid, unix.SIGTERM)
 	_ = unix.Kill(cmdPid, unix.SIGTERM)
+}
+
+// ttyAttr makes a, which starts a command whose descriptor 0 is a
+// terminal, start it in a session of its own with that terminal as its
+// controlling terminal (Spec.TTY); the session leader leads its own
+// process group too, so the group kills reach it as before.
+func ttyAttr(a *syscall.SysProcAttr) {
+	a.Setpgid = false
+	a.Setsid, a.Setctty, a.Ctty = true, true, 0
+}
+
+// OpenPTY opens a new pseudo-terminal of the host's devpts: the primary
+// side, which the server keeps (reads the command's output, writes its
+// input), and the secondary side, which a session with Spec.TTY hands to
+// the command (Stdin), 80 columns by 24 rows. The secondary is opened
+// through the primary (TIOCGPTPEER), never by a name another process
+// could swap.
+func OpenPTY() (primary, secondary *os.File, err error) {
+	p, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, nil, result.Wrap(result.OperationFailed, "no pseudo-terminal could be opened (/dev/ptmx)", err)
+	}
+	fail := func(err error) (*os.File, *os.File, error) {
+		p.Close()
+		return nil, nil, result.Wrap(result.OperationFailed, "the pseudo-terminal could not be set up", err)
+	}
+	rc, err := p.SyscallConn()
+	if err != nil {
+		return fail(err)
+	}
+	var sfd int
+	var ierr error
+	if err := rc.Control(func(fd uintptr) {
+		if ierr = unix.IoctlSetPointerInt(int(fd), unix.TIOCSPTLCK, 0); ierr != nil {
+			return
+		}
+		if ierr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 80}); ierr != nil {
+			return
+		}
+		r, _, errno := unix.Syscall(unix.SYS_IOCTL, fd, unix.TIOCGPTPEER, uintptr(unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC))
+		if errno != 0 {
+			ierr = errno
+			return
+		}
+		sfd = int(r)
+	}); err != nil {
+		return fail(err)
+	}
+	if ierr != nil {
+		return fail(ierr)
+	}
+	return p, os.NewFile(uintptr(sfd), "pty-secondary"), nil
 }

@@ -122,6 +122,10 @@ func (h *helper) forkCommand() (int, error) {
 		Files: []uintptr{stdin, stdoutFD, stderrFD},
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Ptrace: true},
 	}
+	if h.run.TTY && h.stdinFD >= 0 {
+		attr.Files = []uintptr{stdin, stdin, stdin}
+		ttyAttr(attr.Sys)
+	}
 	pid, err := syscall.ForkExec(h.run.Path, h.run.Argv, attr)
 	if err != nil {
 		return 0, startError(&os.PathError{Op: "fork/exec", Path: h.run.Path, Err: err})
