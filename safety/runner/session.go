@@ -97,7 +97,8 @@ type session struct {
 
 	out            *ring
 	stdout, stderr *redact.LiveWriter
-	stdin          *os.File // write end; nil once closed
+	stdin          *os.File // write end (a terminal's primary side with tty); nil once closed
+	tty            bool
 	inMu           sync.Mutex
 
 	cancel   context.CancelFunc
@@ -168,6 +169,9 @@ type SessionRequest struct {
 	// Wait is how long the answer waits for early output or the
 	// command's end (0: it answers once the command has started).
 	Wait time.Duration
+	// TTY runs the command on a pseudo-terminal (sandbox.OpenPTY) instead
+	// of pipes: for programs that need one (prompts, line editing, colour).
+	TTY bool
 }
 
 // StartSession starts a session (see the comment at the top of this
@@ -209,7 +213,7 @@ func (r *Runner) StartSession(ctx context.Context, req SessionRequest) (Outcome,
 		}
 		return out, SessionOutput{}
 	}
-	s, out := r.launchSession(req.Line, j, release)
+	s, out := r.launchSession(req.Line, req.TTY, j, release)
 	if v != nil {
 		v.Done(out.Code)
 		out.Approval = v.Approval
@@ -255,7 +259,7 @@ func (ss *sessionSet) room(max int) error {
 // launchSession writes the intent record and starts the judged command j
 // as a session holding the slot release frees. It returns nil and the
 // refusal when nothing started.
-func (r *Runner) launchSession(line string, j judged, release func()) (*session, Outcome) {
+func (r *Runner) launchSession(line string, tty bool, j judged, release func()) (*session, Outcome) {
 	ss := &r.sessions
 	ev := j.ev
 	argv := ev.Decision.Argv
@@ -301,13 +305,18 @@ func (r *Runner) launchSession(line string, j judged, release func()) (*session,
 		return fail(err)
 	}
 	s.intent = intent
-	stdinR, stdinW, err := os.Pipe()
+	var stdinR, stdinW *os.File
+	if tty {
+		stdinW, stdinR, err = sandbox.OpenPTY()
+	} else if stdinR, stdinW, err = os.Pipe(); err != nil {
+		err = result.Wrap(result.InternalError, "the session's input pipe could not be created", err)
+	}
 	if err != nil {
 		forget()
-		_ = r.o.Audit.Outcome(intent, "session", result.InternalError, map[string]any{"session": s.id})
-		return fail(result.Wrap(result.InternalError, "the session's input pipe could not be created", err))
+		_ = r.o.Audit.Outcome(intent, "session", result.CodeOf(err), map[string]any{"session": s.id})
+		return fail(err)
 	}
-	s.stdin = stdinW
+	s.stdin, s.tty = stdinW, tty
 	s.touch()
 	s.out = newRing(r.o.MaxOutputBytes, s.touch)
 	s.stdout = r.o.Redact.NewLiveWriter(!r.o.RawOutput, s.out.add)
@@ -323,7 +332,26 @@ func (r *Runner) launchSession(line string, j judged, release func()) (*session,
 	spec := r.spec(rd)
 	spec.Path, spec.Argv, spec.Dir, spec.Env = ev.Executable, argv, j.dir, r.env(ev.Decision.Name)
 	spec.Stdout, spec.Stderr, spec.Stdin = s.stdout, s.stderr, stdinR
-	spec.Timeout, spec.Terminate = 0, s.term
+	spec.Timeout, spec.Terminate, spec.TTY = 0, s.term, tty
+	ttyRead := make(chan struct{})
+	if tty {
+		// The terminal's primary side carries all the command's output.
+		go func() {
+			defer close(ttyRead)
+			buf := make([]byte, 32<<10)
+			for {
+				n, err := stdinW.Read(buf)
+				if n > 0 {
+					_, _ = s.stdout.Write(buf[:n])
+				}
+				if err != nil { // EIO once no process holds the terminal
+					return
+				}
+			}
+		}()
+	} else {
+		close(ttyRead)
+	}
 	var beginOnce sync.Once
 	begin := func() { beginOnce.Do(func() { close(s.begun) }) }
 	spec.Started = func() {
@@ -338,6 +366,13 @@ func (r *Runner) launchSession(line string, j judged, release func()) (*session,
 		outc, err := sandbox.Run(ctx, spec)
 		stdinR.Close()
 		j.dh.Close()
+		if tty {
+			// Every process of the command is gone: what it wrote is in
+			// the terminal; read it, then stop reading.
+			t := time.AfterFunc(250*time.Millisecond, func() { _ = stdinW.SetReadDeadline(time.Now()) })
+			<-ttyRead
+			t.Stop()
+		}
 		s.end(outc, err)
 		release()
 		begin()
@@ -517,7 +552,15 @@ func (r *Runner) SendInput(id, text string, eof bool) (SessionInfo, error) {
 			return s.info(), result.New(result.OperationFailed, "the command no longer reads its input (it closed it or ended)")
 		}
 	}
-	if eof {
+	switch {
+	case eof && s.tty:
+		// A terminal's end of input is its EOF character (^D at the start
+		// of a line); closing the primary side would hang it up instead.
+		_ = s.stdin.SetWriteDeadline(time.Now().Add(inputWait))
+		if _, err := s.stdin.WriteString("\x04"); err != nil {
+			return s.info(), result.New(result.OperationFailed, "the command no longer reads its terminal")
+		}
+	case eof:
 		s.stdin.Close()
 		s.stdin = nil
 	}

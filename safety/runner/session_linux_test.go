@@ -321,7 +321,7 @@ func TestSessionInputIsAuditedRedacted(t *testing.T) {
 func TestSessionsHoldUnprivileged(t *testing.T) {
 	testfs.RerunUnprivileged(t, "^(TestSessionPythonREPLAnswersInputAndEndsOnEOF|TestSessionDevServerStoppedLeavesNothing|"+
 		"TestSessionIdleAndLifetimeExpiry|TestSessionsBeyondMaxAreRefusedAndRunNothing|TestFiftySessionsLeaveNothingBehind|"+
-		"TestSessionSecretSplitAcrossWritesIsRedacted|TestSessionInputIsAuditedRedacted|TestSessionAskDecisionWithoutAPersonRunsNothing)$", examplePolicy)
+		"TestSessionSecretSplitAcrossWritesIsRedacted|TestSessionInputIsAuditedRedacted|TestSessionAskDecisionWithoutAPersonRunsNothing|TestSessionPythonREPLOnATerminal)$", examplePolicy)
 }
 
 // TestSessionAskDecisionWithoutAPersonRunsNothing: a session whose line
@@ -337,5 +337,36 @@ func TestSessionAskDecisionWithoutAPersonRunsNothing(t *testing.T) {
 	}
 	if testfs.Exists(f.Jail + "/ran.txt") {
 		t.Fatal("the session ran without approval")
+	}
+}
+
+// TestSessionPythonREPLOnATerminal: with tty the REPL runs on a
+// pseudo-terminal (it sees one), takes 1+1, prints 2, and ends with
+// status 0 at the terminal's end of input, in both isolations.
+func TestSessionPythonREPLOnATerminal(t *testing.T) {
+	for _, iso := range isolations() {
+		t.Run(string(iso), func(t *testing.T) {
+			f := sessionFixture(t, iso)
+			out, so := f.r.StartSession(context.Background(), SessionRequest{TTY: true,
+				Request: Request{Line: "python3 -q -c 'import sys,code; print(\"tty\", sys.stdin.isatty()); code.interact(banner=\"\", exitmsg=\"\")'"}})
+			if !out.Ran || so.Session.ID == "" {
+				t.Fatalf("start: %s (%s)", out.Code, out.Reason)
+			}
+			id := so.Session.ID
+			// Each input waits for the prompt: input typed ahead of a
+			// readline prompt can lose a terminal's end of input.
+			f.readUntil(t, id, contains("tty True\n>>> "))
+			if _, err := f.r.SendInput(id, "1+1\n", false); err != nil {
+				t.Fatal(err)
+			}
+			f.readUntil(t, id, contains("\n2\n>>> "))
+			if _, err := f.r.SendInput(id, "", true); err != nil {
+				t.Fatal(err)
+			}
+			got, all := f.readUntil(t, id, ended)
+			if got.Session.State != SessionExited || got.Session.ExitCode == nil || *got.Session.ExitCode != 0 {
+				t.Fatalf("after EOF: %+v, output %q", got.Session, all)
+			}
+		})
 	}
 }

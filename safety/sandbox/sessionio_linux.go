@@ -90,7 +90,8 @@ func ttyAttr(a *syscall.SysProcAttr) {
 // OpenPTY opens a new pseudo-terminal of the host's devpts: the primary
 // side, which the server keeps (reads the command's output, writes its
 // input), and the secondary side, which a session with Spec.TTY hands to
-// the command (Stdin), 80 columns by 24 rows. The secondary is opened
+// the command (Stdin), 80 columns by 24 rows, newlines not turned into
+// CR LF. The secondary is opened
 // through the primary (TIOCGPTPEER), never by a name another process
 // could swap.
 func OpenPTY() (primary, secondary *os.File, err error) {
@@ -113,6 +114,17 @@ func OpenPTY() (primary, secondary *os.File, err error) {
 			return
 		}
 		if ierr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 80}); ierr != nil {
+			return
+		}
+		// A newline stays a newline (no CR added): the output is read as
+		// text, where a CR would only show as an escape.
+		tio, terr := unix.IoctlGetTermios(int(fd), unix.TCGETS)
+		if terr != nil {
+			ierr = terr
+			return
+		}
+		tio.Oflag &^= unix.ONLCR
+		if ierr = unix.IoctlSetTermios(int(fd), unix.TCSETS, tio); ierr != nil {
 			return
 		}
 		r, _, errno := unix.Syscall(unix.SYS_IOCTL, fd, unix.TIOCGPTPEER, uintptr(unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC))

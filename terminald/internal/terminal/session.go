@@ -39,9 +39,9 @@ type SessionDetail struct {
 }
 
 // startSession is run_command with background: true.
-func (s *Server) startSession(ctx context.Context, req runner.Request, waitMS int) result.OperationResult {
+func (s *Server) startSession(ctx context.Context, req runner.Request, waitMS int, tty bool) result.OperationResult {
 	start := time.Now()
-	out, so := s.run.StartSession(ctx, runner.SessionRequest{Request: req, Wait: time.Duration(waitMS) * time.Millisecond})
+	out, so := s.run.StartSession(ctx, runner.SessionRequest{Request: req, Wait: time.Duration(waitMS) * time.Millisecond, TTY: tty})
 	switch {
 	case out.Pending:
 		return result.OperationResult{}
@@ -119,7 +119,7 @@ func (s *Server) readOutput(ctx context.Context, _ mcp.CallToolRequest, a readAr
 
 func (s *Server) inputTool() server.ServerTool {
 	return server.ServerTool{Tool: mcpkit.NewTool(inputAction,
-		"Send text to the standard input of a session (a command started by run_command with background: true), such as a line for a REPL; include the newline (\"1+1\\n\"). eof: true closes its input after the text, which ends a REPL or a command that reads to the end of its input. Each input is recorded in the audit log, secrets redacted. Then read the answer with read_output (wait_ms). A command that does not read its input for two seconds gets LIMIT_EXCEEDED; an ended session, or input after eof, gets OPERATION_FAILED.",
+		"Send text to the standard input of a session (a command started by run_command with background: true), such as a line for a REPL; include the newline (\"1+1\\n\"). eof: true closes its input after the text (on a tty: true session, sends the terminal's end-of-input character), which ends a REPL or a command that reads to the end of its input. Each input is recorded in the audit log, secrets redacted. Then read the answer with read_output (wait_ms). A command that does not read its input for two seconds gets LIMIT_EXCEEDED; an ended session, or input after eof, gets OPERATION_FAILED.",
 		mcpkit.Annotations{Title: "Send input to a session", Destructive: true},
 		json.RawMessage(`{"type":"object","properties":{`+
 			`"session_id":{"type":"string","minLength":1,"maxLength":64,"description":"The session, as run_command or list_sessions gave it."},`+

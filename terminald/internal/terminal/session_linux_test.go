@@ -132,9 +132,35 @@ func TestSessionBeyondMaxIsRefusedThroughTheClient(t *testing.T) {
 	}
 }
 
+// TestSessionToolsDriveAPythonREPLOnATerminal: with tty: true, python3
+// runs its interactive prompt on a pseudo-terminal; 1+1 gives 2; the
+// terminal's end of input ends it with status 0.
+func TestSessionToolsDriveAPythonREPLOnATerminal(t *testing.T) {
+	e := sessionEnv(t)
+	r := e.call(t, "run_command", map[string]any{"command": "python3", "background": true, "tty": true})
+	id, _ := r.session()["session_id"].(string)
+	if r.Code != "OK" || id == "" {
+		t.Fatalf("start: %s (%s)", r.Code, r.Reason)
+	}
+	e.readUntil(t, id, ">>> ")
+	if in := e.call(t, "send_input", map[string]any{"session_id": id, "text": "1+1\n"}); in.Code != "OK" {
+		t.Fatalf("send_input: %s (%s)", in.Code, in.Reason)
+	}
+	// The end of input waits for the prompt: typed ahead of readline's
+	// prompt, a terminal's end of input can be lost.
+	e.readUntil(t, id, "\n2\n>>> ")
+	if in := e.call(t, "send_input", map[string]any{"session_id": id, "eof": true}); in.Code != "OK" {
+		t.Fatalf("eof: %s (%s)", in.Code, in.Reason)
+	}
+	end, all := e.readUntil(t, id, "")
+	if s := end.session(); s["state"] != "exited" || s["exit_code"] != float64(0) || strings.ContainsAny(all, "\x1b\r") {
+		t.Fatalf("after eof: %v, output %q", s, all)
+	}
+}
+
 // TestSessionToolsHoldUnprivileged runs the session tool tests again with
 // the server as an unprivileged user.
 func TestSessionToolsHoldUnprivileged(t *testing.T) {
 	testfs.RerunUnprivileged(t, "^(TestSessionToolsDriveAPythonREPL|TestSessionOutputIsNeutralisedAndFiltered|"+
-		"TestSessionBeyondMaxIsRefusedThroughTheClient)$", examplePolicy)
+		"TestSessionBeyondMaxIsRefusedThroughTheClient|TestSessionToolsDriveAPythonREPLOnATerminal)$", examplePolicy)
 }
