@@ -365,6 +365,13 @@ type TerminalSessions struct {
 	// this many minutes after it started, busy or not (1..10080, default
 	// 240; 0 means the default); its end reports detail.limit = "lifetime".
 	MaxLifetimeMinutes int `toml:"max_lifetime_minutes" json:"max_lifetime_minutes"`
+	// PublishPorts, when true, makes a TCP port that a session listens on
+	// in its own network namespace (isolation "namespaces", network not
+	// "allow") reachable from the host on 127.0.0.1 only, on a port
+	// terminald chooses; the session's answers show ports: [{inside,
+	// url}], and each publication is an audit event. Nothing else of the
+	// host network opens. Default false.
+	PublishPorts bool `toml:"publish_ports" json:"publish_ports"`
 }
 
 // TerminalStateDir is where terminald keeps private HOME and TMPDIR.

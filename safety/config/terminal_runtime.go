@@ -56,6 +56,8 @@ type TerminalRuntime struct {
 	// SessionLifetime end one ([terminal.sessions]); zero means the default.
 	SessionsMax                  int
 	SessionIdle, SessionLifetime time.Duration
+	// PublishPorts is [terminal.sessions] publish_ports.
+	PublishPorts bool
 }
 
 // Defaults for a TerminalRuntime's zero bounds, in the runtime's units.
@@ -192,6 +194,7 @@ func (t Terminal) Runtime(jailRoot string, stateBase func() (string, error)) (Te
 	r.SessionsMax = ses.Max
 	r.SessionIdle = time.Duration(ses.IdleMinutes) * time.Minute
 	r.SessionLifetime = time.Duration(ses.MaxLifetimeMinutes) * time.Minute
+	r.PublishPorts = ses.PublishPorts
 	r.Limits = sandbox.Limits{MemoryMB: lim.MemoryMB, MaxProcesses: lim.MaxProcesses, CPUSeconds: lim.CPUSeconds,
 		MaxFileMB: lim.MaxFileMB, MaxOpenFiles: lim.MaxOpenFiles, DiskMB: lim.DiskMB}
 	var err error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -84,6 +85,9 @@ type SessionInfo struct {
 	// Ended is when it ended; Reason says how, or why it failed.
 	Ended  *time.Time `json:"ended,omitempty"`
 	Reason string     `json:"reason,omitempty"`
+	// Ports are its published ports ([terminal.sessions] publish_ports):
+	// the port inside and the URL on the host's 127.0.0.1.
+	Ports []sandbox.PortEvent `json:"ports,omitempty"`
 }
 
 // session is one live or ended session.
@@ -109,6 +113,7 @@ type session struct {
 	active   atomic.Int64  // unix nanos of the last output, read or input
 
 	mu       sync.Mutex
+	ports    []sandbox.PortEvent
 	state    string
 	endedBy  string // SessionStopped or SessionExpired, with limit
 	limit    string
@@ -151,7 +156,7 @@ func (s *session) info() SessionInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	i := SessionInfo{ID: s.id, Command: s.command, Cwd: s.cwd, Started: s.started, State: s.state,
-		Limit: s.limit, OutputBytes: n, Reason: s.reason}
+		Limit: s.limit, OutputBytes: n, Reason: s.reason, Ports: slices.Clone(s.ports)}
 	if !s.ended.IsZero() {
 		e := s.ended
 		i.Ended = &e
@@ -333,6 +338,9 @@ func (r *Runner) launchSession(line string, tty bool, j judged, release func()) 
 	spec.Path, spec.Argv, spec.Dir, spec.Env = ev.Executable, argv, j.dir, r.env(ev.Decision.Name)
 	spec.Stdout, spec.Stderr, spec.Stdin = s.stdout, s.stderr, stdinR
 	spec.Timeout, spec.Terminate, spec.TTY = 0, s.term, tty
+	if r.o.PublishPorts {
+		spec.Publish = s.publish
+	}
 	ttyRead := make(chan struct{})
 	if tty {
 		// The terminal's primary side carries all the command's output.
@@ -398,6 +406,27 @@ func (r *Runner) launchSession(line string, tty bool, j judged, release func()) 
 	go s.expire(r.o.SessionIdle, r.o.SessionLifetime)
 	return s, Outcome{Ran: true, Code: result.OK, Argv: argv, Confinement: r.confinement,
 		Reason: "the session started; read its output with read_output, stop it with stop_session"}
+}
+
+// publish records a port the session's command listens on being
+// published on the host's loopback (an audit event first: a publication
+// that cannot be recorded is withdrawn), or its publication ending.
+func (s *session) publish(ev sandbox.PortEvent) error {
+	action := "session.publish"
+	if !ev.Open {
+		action = "session.unpublish"
+	}
+	if err := s.r.o.Audit.Event(action, map[string]any{"session": s.id, "inside": ev.Inside, "url": ev.URL}); err != nil && ev.Open {
+		return err
+	}
+	s.touch()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ports = slices.DeleteFunc(s.ports, func(p sandbox.PortEvent) bool { return p.Inside == ev.Inside })
+	if ev.Open {
+		s.ports = append(s.ports, ev)
+	}
+	return nil
 }
 
 // end records the session's end: its state, and the outcome record

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -177,6 +180,65 @@ func TestSessionDevServerStoppedLeavesNothing(t *testing.T) {
 	noProcs(t, "http.server\x00"+port)
 }
 
+// TestSessionDevServerPublishedOnHostLoopbackOnly: with publish_ports,
+// `python3 -m http.server` in a session is fetched from the host through
+// the URL its listing gives (127.0.0.1 only); each publication is
+// audited; once stopped, the port is closed and nothing survives.
+func TestSessionDevServerPublishedOnHostLoopbackOnly(t *testing.T) {
+	f := sessionFixture(t, sandbox.IsolationNamespaces, func(o *Options) { o.PublishPorts = true })
+	if err := os.WriteFile(f.Jail+"/index.html", []byte("served-from-the-jail"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(20000 + rand.IntN(30000))
+	so := f.start(t, "python3 -u -m http.server "+port+" --bind 127.0.0.1")
+	var url string
+	deadline := time.Now().Add(30 * time.Second)
+	for url == "" {
+		for _, p := range f.r.Sessions()[0].Ports {
+			if strconv.Itoa(p.Inside) == port {
+				url = p.URL
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the port was never published: %+v", f.r.Sessions()[0])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("published at %q, want the host's loopback", url)
+	}
+	resp, err := http.Get(url + "/index.html")
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "served-from-the-jail" {
+		t.Fatalf("GET %s: %q", url, body)
+	}
+	var published int
+	for _, rec := range f.AuditRecords(t) {
+		if rec["action"] == "session.publish" {
+			published++
+		}
+	}
+	if published != 1 {
+		t.Fatalf("%d publication events, want 1", published)
+	}
+	stopped, err := f.r.StopSession(context.Background(), so.Session.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stopped.Session.Ports) != 0 {
+		t.Fatalf("ports still listed after the stop: %+v", stopped.Session.Ports)
+	}
+	if c, err := net.DialTimeout("tcp", strings.TrimPrefix(url, "http://"), time.Second); err == nil {
+		c.Close()
+		t.Fatalf("%s still accepts connections after the stop", url)
+	}
+	noProcs(t, "http.server\x00"+port)
+}
+
 // TestSessionIdleAndLifetimeExpiry: a silent session ends at its idle
 // bound; a busy one at its lifetime; both with every process.
 func TestSessionIdleAndLifetimeExpiry(t *testing.T) {
@@ -321,7 +383,7 @@ func TestSessionInputIsAuditedRedacted(t *testing.T) {
 func TestSessionsHoldUnprivileged(t *testing.T) {
 	testfs.RerunUnprivileged(t, "^(TestSessionPythonREPLAnswersInputAndEndsOnEOF|TestSessionDevServerStoppedLeavesNothing|"+
 		"TestSessionIdleAndLifetimeExpiry|TestSessionsBeyondMaxAreRefusedAndRunNothing|TestFiftySessionsLeaveNothingBehind|"+
-		"TestSessionSecretSplitAcrossWritesIsRedacted|TestSessionInputIsAuditedRedacted|TestSessionAskDecisionWithoutAPersonRunsNothing|TestSessionPythonREPLOnATerminal)$", examplePolicy)
+		"TestSessionSecretSplitAcrossWritesIsRedacted|TestSessionInputIsAuditedRedacted|TestSessionAskDecisionWithoutAPersonRunsNothing|TestSessionPythonREPLOnATerminal|TestSessionDevServerPublishedOnHostLoopbackOnly)$", examplePolicy)
 }
 
 // TestSessionAskDecisionWithoutAPersonRunsNothing: a session whose line

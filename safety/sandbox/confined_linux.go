@@ -80,6 +80,10 @@ type helperRun struct {
 	// TTY: the passed stdin is a terminal, also stdout, stderr and the
 	// controlling terminal (Spec.TTY).
 	TTY bool `json:"tty,omitempty"`
+	// Stdin and Publish say which descriptors came with the message, in
+	// this order: the command's stdin, the port-publishing socket.
+	Stdin   bool `json:"stdin,omitempty"`
+	Publish bool `json:"publish,omitempty"`
 }
 
 // helperResult is the helper's one answer.
@@ -524,7 +528,7 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 		_, _ = c.reap()
 		return out, result.New(setup.SetupCode, setup.SetupReason)
 	}
-	stdin := -1
+	var passed []int
 	if s.Stdin != nil {
 		f, closeStdin, err := stdinFile(s.Stdin)
 		if err != nil {
@@ -534,13 +538,27 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 			return out, err
 		}
 		defer closeStdin()
-		stdin = int(f.Fd())
+		passed = append(passed, int(f.Fd()))
 	}
-	if err := sendCommand(w.fd, msg, stdin); err != nil {
+	var pub *publisher
+	if publishing(s, &cfg) {
+		if pub, err = newPublisher(s.Publish); err != nil {
+			c.killGroup()
+			<-c.exited
+			_, _ = c.reap()
+			return out, err
+		}
+		defer pub.close()
+		passed = append(passed, pub.theirs)
+	}
+	if err := sendCommand(w.fd, msg, passed); err != nil {
 		c.killGroup()
 		<-c.exited
 		_, _ = c.reap()
 		return out, result.Wrap(result.InternalError, errSetup+": the helper did not take its command", err)
+	}
+	if pub != nil {
+		pub.start()
 	}
 	if s.Started != nil {
 		s.Started()
@@ -577,7 +595,8 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 // will open it in its view, and identified. release closes the
 // descriptors it opened.
 func commandMessage(s *Spec, cfg *helperConfig, env []string) (msg []byte, release func(), err error) {
-	run := helperRun{TimeoutMS: s.Timeout.Milliseconds(), Path: s.Path, Argv: s.Argv, Env: env, TTY: s.TTY}
+	run := helperRun{TimeoutMS: s.Timeout.Milliseconds(), Path: s.Path, Argv: s.Argv, Env: env, TTY: s.TTY,
+		Stdin: s.Stdin != nil, Publish: publishing(s, cfg)}
 	jfd, err := unix.Open(cfg.Jail, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, result.Wrap(result.NotFound, "the jail root cannot be opened", err)

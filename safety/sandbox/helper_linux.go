@@ -85,10 +85,12 @@ func helperMain() int {
 		return 2
 	}
 	// The command: the second message.
-	n, h.stdinFD, err = recvCommand(ctlFD, buf)
+	var passed []int
+	n, passed, err = recvCommand(ctlFD, buf)
 	if err != nil || n <= 0 || json.Unmarshal(buf[:n], &h.run) != nil {
 		return 2
 	}
+	h.takePassed(passed)
 	return answer(h.execute(f))
 }
 

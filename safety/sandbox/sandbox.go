@@ -277,6 +277,14 @@ type Spec struct {
 	// a session of its own (a session's tty: true). Stdout and Stderr then
 	// receive nothing: the caller reads the terminal.
 	TTY bool
+	// Publish, when not nil, publishes the TCP ports the command listens
+	// on in its own network namespace (namespaces isolation, network not
+	// "allow"; elsewhere it is never called) on the host's 127.0.0.1 only,
+	// on ports the kernel picks: when the command starts listening on its
+	// loopback or wildcard address, Publish is called with Open set before
+	// the host port accepts anything (an error withdraws the publication),
+	// and again with Open false when the port is gone or the run ends.
+	Publish func(PortEvent) error
 	// Terminate, when not nil, asks for a graceful end: once it is closed,
 	// every process of the command gets SIGTERM; cancelling ctx then kills
 	// what is left (a session's stop: signal, then kill).
@@ -285,6 +293,16 @@ type Spec struct {
 	// and the command handed to it, right before its exec (a session's
 	// answer waits for it, not for the command's end).
 	Started func()
+}
+
+// PortEvent is a published port opened or closed (Spec.Publish).
+type PortEvent struct {
+	// Inside is the port the command listens on in its namespace.
+	Inside int `json:"inside"`
+	// URL is where the host reaches it: http://127.0.0.1:<host port>.
+	URL string `json:"url"`
+	// Open is false when the publication ended.
+	Open bool `json:"-"`
 }
 
 // net returns the effective network mode.

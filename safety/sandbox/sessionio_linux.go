@@ -30,24 +30,28 @@ func (c *child) signalGroup(sig syscall.Signal) {
 }
 
 // sendCommand writes the command message msg to the helper's control
-// socket fd, with stdin (when not negative) as its one passed descriptor.
-func sendCommand(fd int, msg []byte, stdin int) error {
-	if stdin < 0 {
+// socket fd, with the passed descriptors (helperRun says which they are).
+func sendCommand(fd int, msg []byte, passed []int) error {
+	if len(passed) == 0 {
 		_, err := unix.Write(fd, msg)
 		return err
 	}
-	return unix.Sendmsg(fd, msg, unix.UnixRights(stdin), nil, 0)
+	return unix.Sendmsg(fd, msg, unix.UnixRights(passed...), nil, 0)
 }
 
+// maxPassed bounds the descriptors a command message carries.
+const maxPassed = 2
+
 // recvCommand reads the command message into buf and returns its length
-// and the descriptor passed with it (-1: none; any others are closed).
-func recvCommand(fd int, buf []byte) (int, int, error) {
+// and the descriptors passed with it (at most maxPassed; any others are
+// closed), close-on-exec.
+func recvCommand(fd int, buf []byte) (int, []int, error) {
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {
-		return n, -1, err
+		return n, nil, err
 	}
-	passed := -1
+	var passed []int
 	if msgs, perr := unix.ParseSocketControlMessage(oob[:oobn]); perr == nil {
 		for _, m := range msgs {
 			fds, ferr := unix.ParseUnixRights(&m)
@@ -55,8 +59,8 @@ func recvCommand(fd int, buf []byte) (int, int, error) {
 				continue
 			}
 			for _, f := range fds {
-				if passed < 0 {
-					passed = f
+				if len(passed) < maxPassed {
+					passed = append(passed, f)
 				} else {
 					unix.Close(f)
 				}
@@ -64,6 +68,28 @@ func recvCommand(fd int, buf []byte) (int, int, error) {
 		}
 	}
 	return n, passed, nil
+}
+
+// takePassed sorts the descriptors that came with the command (helperRun
+// Stdin, then Publish) and starts publishing ports when asked; a
+// descriptor the message does not account for is closed.
+func (h *helper) takePassed(passed []int) {
+	h.stdinFD = -1
+	take := func(want bool) int {
+		if !want || len(passed) == 0 {
+			return -1
+		}
+		fd := passed[0]
+		passed = passed[1:]
+		return fd
+	}
+	h.stdinFD = take(h.run.Stdin)
+	if pub := take(h.run.Publish); pub >= 0 {
+		go h.publishPorts(pub)
+	}
+	for _, fd := range passed {
+		unix.Close(fd)
+	}
 }
 
 // terminate sends SIGTERM to every process of the command: with namespaces
