@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,10 +13,11 @@ import (
 )
 
 // TestBinaryKilledWithLiveSessionsLeavesNothing: a server with three live
-// sessions (one with a setsid and a double-forked descendant) is killed
-// with SIGKILL: no process of any session survives, and the next server
-// removes the dead one's run directory; as root and as an unprivileged
-// server.
+// sessions (one with a setsid and a double-forked descendant, one a dev
+// server whose port is published) is killed with SIGKILL: no process of
+// any session survives, the published port is closed, and the next
+// server removes the dead one's run directory; as root and as an
+// unprivileged server.
 func TestBinaryKilledWithLiveSessionsLeavesNothing(t *testing.T) {
 	for _, unpriv := range []bool{false, true} {
 		name := "root"
@@ -58,7 +61,8 @@ func killWithSessions(t *testing.T, unpriv bool) {
 	state := filepath.Join(base, "state", "t")
 	pol := filepath.Join(base, "policy.toml")
 	doc := fmt.Sprintf("audit_log = %q\n[terminal]\nprofile = \"sandbox\"\njail_root = %q\n[terminal.limits]\nmax_concurrent = 4\n"+
-		"[terminal.state]\ndir = %q\n[terminal.allowlist]\ncommands = [\"sh\"]\n",
+		"[terminal.sessions]\npublish_ports = true\n"+
+		"[terminal.state]\ndir = %q\n[terminal.allowlist]\ncommands = [\"sh\", \"python3\"]\n",
 		filepath.Join(base, "state", "audit.jsonl"), filepath.Join(base, "jail"), state)
 	if err := os.WriteFile(pol, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
@@ -69,7 +73,15 @@ func killWithSessions(t *testing.T, unpriv bool) {
 	lines := []string{
 		fmt.Sprintf(`sh -c "setsid sh -c 'sleep 300; : %[1]s' & (sh -c 'sleep 300; : %[1]s' &); sleep 300; : %[1]s"`, tok),
 		fmt.Sprintf(`sh -c "sleep 300; : %s"`, tok),
-		fmt.Sprintf(`sh -c "while :; do echo tick; sleep 0.2; done; : %s"`, tok),
+		fmt.Sprintf(`python3 -m http.server 8000 --bind 127.0.0.1 --directory %s`, tok),
+	}
+	if err := os.Mkdir(filepath.Join(base, "jail", tok), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if unpriv {
+		if err := os.Chown(filepath.Join(base, "jail", tok), nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, l := range lines {
 		r := call(t, c, "run_command", map[string]any{"command": l, "background": true})
@@ -84,11 +96,36 @@ func killWithSessions(t *testing.T, unpriv bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// The dev server's port is published on the host.
+	var url string
+	for url == "" {
+		l := call(t, c, "list_sessions", map[string]any{})
+		ss, _ := l.Detail["sessions"].([]any)
+		for _, x := range ss {
+			ports, _ := x.(map[string]any)["ports"].([]any)
+			for _, p := range ports {
+				url, _ = p.(map[string]any)["url"].(string)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the dev server's port was never published: %v", l.Detail)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if conn, err := net.DialTimeout("tcp", strings.TrimPrefix(url, "http://"), 5*time.Second); err != nil {
+		t.Fatalf("the published port %s does not answer: %v", url, err)
+	} else {
+		conn.Close()
+	}
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	_, _ = cmd.Process.Wait()
 	waitGone(t, tok)
+	if conn, err := net.DialTimeout("tcp", strings.TrimPrefix(url, "http://"), time.Second); err == nil {
+		conn.Close()
+		t.Fatalf("the published port %s is still open after the server was killed", url)
+	}
 	runs := filepath.Join(state, "runs")
 	dead, _ := os.ReadDir(runs)
 	if len(dead) != 1 {

@@ -189,7 +189,7 @@ func (s *Server) stopSession(ctx context.Context, _ mcp.CallToolRequest, a stopA
 
 func (s *Server) listTool() server.ServerTool {
 	return server.ServerTool{Tool: mcpkit.NewTool(listAction,
-		"List the sessions (commands started by run_command with background: true): the running ones and the last ended ones, oldest first, each with its session_id, command, working directory, start time, state (starting, running, exited, stopped, expired, failed), exit status or the limit that ended it (idle, lifetime, memory, ...), and the bytes of output it printed. At most [terminal.sessions] max run at once.",
+		"List the sessions (commands started by run_command with background: true): the running ones and the last ended ones, oldest first, each with its session_id, command, working directory, start time, state (starting, running, exited, stopped, expired, failed), exit status or the limit that ended it (idle, lifetime, memory, ...), the bytes of output it printed, and, when the operator set [terminal.sessions] publish_ports, ports: the TCP ports it listens on with the URL on the host's 127.0.0.1 that reaches each. At most [terminal.sessions] max run at once.",
 		mcpkit.Annotations{Title: "List sessions", ReadOnly: true, Idempotent: true},
 		json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)),
 		Handler: mcpkit.Handle(listAction, s.o.Logger, s.listSessions)}
