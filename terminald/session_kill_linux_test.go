@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 )
@@ -28,7 +31,20 @@ func TestBinaryKilledWithLiveSessionsLeavesNothing(t *testing.T) {
 	}
 }
 
-func killWithSessions(t *testing.T, unpriv bool) {
+// sessionServer starts the binary over stdio (as root, or through a
+// setpriv wrapper as nobody) in the sandbox profile with sh and python3
+// allowed, four concurrent slots and published ports, on a fresh jail.
+// It returns the client, the server process, the policy file, the
+// environment, the jail and the state directory.
+type sessionServer struct {
+	c           *client.Client
+	cmd         *exec.Cmd
+	bin, pol    string
+	env         []string
+	base, state string
+}
+
+func startSessionServer(t *testing.T, unpriv bool) *sessionServer {
 	base, err := os.MkdirTemp("", "bastion-sessions-")
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +85,12 @@ func killWithSessions(t *testing.T, unpriv bool) {
 	}
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(base, "home"), "XDG_STATE_HOME=" + filepath.Join(base, "state")}
 	c, cmd := mcpkittest.StartStdio(t, server, env, "--config", pol, "--log-level", "warn")
+	return &sessionServer{c: c, cmd: cmd, bin: server, pol: pol, env: env, base: base, state: state}
+}
+
+func killWithSessions(t *testing.T, unpriv bool) {
+	ss := startSessionServer(t, unpriv)
+	c, cmd, base, state, server, env, pol := ss.c, ss.cmd, ss.base, ss.state, ss.bin, ss.env, ss.pol
 	tok := fmt.Sprintf("bastion-sessions-killed-%d", time.Now().UnixNano())
 	lines := []string{
 		fmt.Sprintf(`sh -c "setsid sh -c 'sleep 300; : %[1]s' & (sh -c 'sleep 300; : %[1]s' &); sleep 300; : %[1]s"`, tok),

@@ -646,3 +646,21 @@ func neutralised(s string) string {
 	b, _ := redact.Neutralise([]byte(s))
 	return string(b)
 }
+
+// WaitSession waits for a session to end and returns it with its output
+// from since on (what the ring still holds). When ctx ends first (a task's
+// cancellation) the session is stopped as StopSession stops it: the call
+// never leaves it running.
+func (r *Runner) WaitSession(ctx context.Context, id string, since int64) (SessionOutput, error) {
+	s, err := r.sessions.get(id)
+	if err != nil {
+		return SessionOutput{}, err
+	}
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		_ = r.o.Audit.Event("session.stop", map[string]any{"session": s.id, "why": "the call was cancelled"})
+		s.stop(SessionStopped, "")
+	}
+	return r.ReadSession(context.WithoutCancel(ctx), id, since, 0, "")
+}

@@ -41,8 +41,9 @@ type Options struct {
 
 // Server is terminald's MCP surface over one runner.
 type Server struct {
-	o   Options
-	run *runner.Runner
+	o     Options
+	run   *runner.Runner
+	tasks *taskRouter // run_command as an MCP task (task.go)
 }
 
 // New builds the runner (runner.New: it refuses bad options with a
@@ -55,7 +56,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	o.Options = r.Options()
-	return &Server{o: o, run: r}, nil
+	return &Server{o: o, run: r, tasks: newTaskRouter()}, nil
 }
 
 // Close ends the runner (runner.Runner.Close).
@@ -79,7 +80,10 @@ const Instructions = "terminald runs single commands without a shell inside one 
 // radar's file-context://{+path} resource template over the jail when the
 // radar is a *risk.Engine.
 func (s *Server) MCP() *server.MCPServer {
-	m := mcpkit.NewServer("terminald", s.o.Version, Instructions)
+	// run_command may run as an MCP task (tasks/get, tasks/result,
+	// tasks/cancel, tasks/list): runAsTask.
+	m := mcpkit.NewServer("terminald", s.o.Version, Instructions, server.WithTaskCapabilities(true, true, true),
+		server.WithTaskHooks(s.tasks.hooks()), server.WithToolHandlerMiddleware(s.tasks.middleware))
 	m.AddTools(s.Tools()...)
 	mcpkit.AddPrompts(m, Prompts()...)
 	if eng, ok := s.o.Radar.(*risk.Engine); ok && eng != nil {

@@ -216,3 +216,25 @@ func sessionsReason(running, all int) string {
 	}
 	return strconv.Itoa(running) + " running, " + strconv.Itoa(all-running) + " ended"
 }
+
+// runAsTask is run_command called as an MCP task: the command starts as a
+// session (the same pipeline, sandbox, bounds and audit as background:
+// true) and the call follows it to its end; the task's cancellation
+// (tasks/cancel, through taskRouter) stops the session with every process;
+// the server's close ends it as it ends every session.
+func (s *Server) runAsTask(ctx context.Context, req runner.Request, tty bool) result.OperationResult {
+	start := time.Now()
+	started := s.startSession(ctx, req, 0, tty)
+	d, ok := started.Detail.(SessionDetail)
+	if !ok || !started.OK {
+		return started
+	}
+	tctx, done := s.tasks.taskContext(ctx)
+	defer done()
+	so, err := s.run.WaitSession(tctx, d.Session.ID, 0)
+	if err != nil {
+		return result.Fail(runAction, err, nil, start)
+	}
+	d.SessionOutput = so
+	return result.With(runAction, result.OK, sessionReason(so.Session, ""), d, start)
+}
