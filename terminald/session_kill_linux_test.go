@@ -166,3 +166,38 @@ func killWithSessions(t *testing.T, unpriv bool) {
 		}
 	}
 }
+
+// TestClientDisconnectEndsItsSessions: when the stdio client goes (its
+// end of the pipe closes), the server ends and every session with it, as
+// root and as an unprivileged server.
+func TestClientDisconnectEndsItsSessions(t *testing.T) {
+	for _, unpriv := range []bool{false, true} {
+		name := "root"
+		if unpriv {
+			name = "unprivileged"
+		}
+		t.Run(name, func(t *testing.T) {
+			ss := startSessionServer(t, unpriv)
+			tok := fmt.Sprintf("bastion-disconnect-%d", time.Now().UnixNano())
+			line := fmt.Sprintf(`sh -c "setsid sh -c 'sleep 300; : %[1]s' & sleep 300; : %[1]s"`, tok)
+			if r := call(t, ss.c, "run_command", map[string]any{"command": line, "background": true}); r.Code != "OK" {
+				t.Fatalf("start: %+v", r)
+			}
+			for deadline := time.Now().Add(20 * time.Second); len(mcpkittest.Carrying(tok)) < 2; {
+				if time.Now().After(deadline) {
+					t.Fatal("the session's processes never ran")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			ss.c.Close()
+			done := make(chan error, 1)
+			go func() { done <- ss.cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the server did not end when its client went")
+			}
+			waitGone(t, tok)
+		})
+	}
+}
