@@ -270,7 +270,7 @@ type Spec struct {
 	// input) is handed to the command as it is and stays the caller's to
 	// close; any other reader is copied into a pipe (see stdinFile). The
 	// command gets this one descriptor more, never the server's own stdin.
-	Stdin io.Reader
+	Stdin io.Reader `json:"-"`
 	// TTY makes Stdin, which must then be the *os.File of a pseudo-
 	// terminal's secondary side (the caller holds the primary), the
 	// command's stdin, stdout and stderr and its controlling terminal, in
@@ -284,15 +284,15 @@ type Spec struct {
 	// loopback or wildcard address, Publish is called with Open set before
 	// the host port accepts anything (an error withdraws the publication),
 	// and again with Open false when the port is gone or the run ends.
-	Publish func(PortEvent) error
+	Publish func(PortEvent) error `json:"-"`
 	// Terminate, when not nil, asks for a graceful end: once it is closed,
 	// every process of the command gets SIGTERM; cancelling ctx then kills
 	// what is left (a session's stop: signal, then kill).
-	Terminate <-chan struct{}
+	Terminate <-chan struct{} `json:"-"`
 	// Started, when not nil, is called once the command's sandbox is built
 	// and the command handed to it, right before its exec (a session's
 	// answer waits for it, not for the command's end).
-	Started func()
+	Started func() `json:"-"`
 }
 
 // PortEvent is a published port opened or closed (Spec.Publish).
