@@ -19,6 +19,9 @@
 //     keyrings or memory no resident set shows;
 //   - let the child create a socket of a family the namespaces do not
 //     isolate (only AF_UNIX, AF_INET, AF_INET6 and NETLINK_ROUTE);
+//   - open more of either network than a published port (Spec.Publish:
+//     the host's 127.0.0.1 only, to the command's own loopback, for as
+//     long as the run lasts);
 //   - run the child as the host's root (namespaces isolation): a root
 //     server's command runs as the jail's owner, or nobody, through its
 //     user namespace and idmapped copies of its root-owned trees;
