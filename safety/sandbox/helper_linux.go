@@ -67,6 +67,7 @@ func helperMain() int {
 	for i := range cfg.Idmapped {
 		unix.CloseOnExec(idmapFD0 + i)
 	}
+	closeInheritedOnExec(idmapFD0 + len(cfg.Idmapped))
 	h := &helper{cfg: cfg}
 	if cfg.Probe {
 		_, _ = unix.Write(ctlFD, []byte(`{}`))

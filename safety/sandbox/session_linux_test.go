@@ -184,3 +184,37 @@ func TestTTYIsTheCommandsTerminal(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackDescriptorInheritedByTheServerDoesNotReachTheCommand: a
+// descriptor the server inherited without close-on-exec (its own parent
+// leaked it) is not the command's, in both isolations.
+func TestAttackDescriptorInheritedByTheServerDoesNotReachTheCommand(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	// A leaked descriptor: a copy without close-on-exec.
+	leaked, err := unix.Dup(int(w.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(leaked)
+	var st unix.Stat_t
+	if err := unix.Fstat(leaked, &st); err != nil {
+		t.Fatal(err)
+	}
+	pipe := fmt.Sprintf("pipe:[%d]", st.Ino)
+	for _, iso := range []Isolation{IsolationNamespaces, IsolationLandlock} {
+		t.Run(string(iso), func(t *testing.T) {
+			b := newBox(t)
+			s := b.spec(t, "sh", "-c", fmt.Sprintf("echo leaked >&%d && echo wrote; ls -l /proc/self/fd/ 2>/dev/null; true", leaked))
+			s.Isolation = iso
+			out := b.run(t, s)
+			if strings.Contains(b.stdout.String(), "wrote") || strings.Contains(b.stdout.String(), pipe) {
+				t.Fatalf("%s: the command holds the server's inherited descriptor %d (exit %d):\n%s", iso, leaked, out.ExitCode, b.stdout.String())
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"os"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -166,4 +167,28 @@ func OpenPTY() (primary, secondary *os.File, err error) {
 		return fail(ierr)
 	}
 	return p, os.NewFile(uintptr(sfd), "pty-secondary"), nil
+}
+
+// closeInheritedOnExec marks every descriptor from first on close-on-exec:
+// whatever the server itself inherited without that flag (a descriptor its
+// own parent leaked into it) would otherwise pass through the helper to
+// the command, whose only descriptors must be its stdin, stdout and
+// stderr. close_range(2) where the kernel has it (5.11), otherwise each
+// open descriptor in /proc/self/fd.
+func closeInheritedOnExec(first int) {
+	const closeRangeCloexec = 1 << 2 // CLOSE_RANGE_CLOEXEC
+	if unix.CloseRange(uint(first), ^uint(0), closeRangeCloexec) == nil {
+		return
+	}
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	for _, n := range names {
+		if fd, err := strconv.Atoi(n); err == nil && fd >= first {
+			unix.CloseOnExec(fd)
+		}
+	}
 }
