@@ -115,6 +115,8 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./sweepd/internal/sweep/
 	@echo "== terminald: run_command(\"true\") over stdio vs fork/exec of /bin/true and bubblewrap, in three arrival patterns: back to back, Paced (25 ms between calls), AfterBurst (paced after 4 parallel calls) (goals: p50 overhead < 3 ms, <= half of bubblewrap's)"
 	$(GO) test -run '^$$' -bench RunTrueOverStdio -benchtime 300x ./terminald/
+	@echo "== terminald sessions: start vs foreground run_command(\"true\") (goal: ratio <= 1.2), read_output with data waiting (goal: p50 < 1 ms), a session printing 50 MB (goal: server peak RSS < 64 MB)"
+	$(GO) test -run '^$$' -bench 'SessionStartVsRunTrue|ReadOutputWithDataWaiting|Session50MBOutputServerRSS' -benchtime 1x ./terminald/
 	@echo "== sandbox: go test of a small module in the sandbox vs directly, caches warm (goal: ratio <= 1.15)"
 	$(GO) test -run '^$$' -bench GoTestSandboxVsDirect -benchtime 8x ./safety/sandbox/
 	@echo "== organizerd: apply a 10,000-file plan vs a plain rename loop (goal <= 2x)"

@@ -162,6 +162,9 @@ type Terminal struct {
 	Env TerminalEnv `toml:"env" json:"env"`
 	// State is where terminald keeps each run's private HOME and TMPDIR.
 	State TerminalStateDir `toml:"state" json:"state"`
+	// Sessions bound the long-running commands started in the background
+	// (run_command background: true): dev servers, watchers, REPLs.
+	Sessions TerminalSessions `toml:"sessions" json:"sessions"`
 	// RawOutput, when true, returns a command's stdout and stderr with
 	// their terminal control characters as the command wrote them. By
 	// default (false) every ESC and other C0 control but newline and tab,
@@ -367,6 +370,33 @@ type TerminalEnv struct {
 	Path []string `toml:"path" json:"path"`
 	// Pass lists extra variable names copied from the server's environment.
 	Pass []string `toml:"pass" json:"pass"`
+}
+
+// TerminalSessions bounds terminald's sessions: commands that keep running
+// after the call that started them, each in its own sandbox with the
+// per-command limits but timeout_seconds, which these keys replace.
+type TerminalSessions struct {
+	// Max bounds the sessions alive at once (1..64, default 4; 0 means the
+	// default). A start beyond it runs nothing and is refused with
+	// LIMIT_EXCEEDED and detail.limit = "sessions". Each live session also
+	// holds one of the [terminal.limits] max_concurrent slots.
+	Max int `toml:"max" json:"max"`
+	// IdleMinutes ends a session, with every process it started, when it
+	// has printed nothing and been neither read nor sent input for this
+	// many minutes (1..1440, default 30; 0 means the default); its end
+	// reports detail.limit = "idle".
+	IdleMinutes int `toml:"idle_minutes" json:"idle_minutes"`
+	// MaxLifetimeMinutes ends a session, with every process it started,
+	// this many minutes after it started, busy or not (1..10080, default
+	// 240; 0 means the default); its end reports detail.limit = "lifetime".
+	MaxLifetimeMinutes int `toml:"max_lifetime_minutes" json:"max_lifetime_minutes"`
+	// PublishPorts, when true, makes a TCP port that a session listens on
+	// in its own network namespace (isolation "namespaces", network not
+	// "allow") reachable from the host on 127.0.0.1 only, on a port
+	// terminald chooses; the session's answers show ports: [{inside,
+	// url}], and each publication is an audit event. Nothing else of the
+	// host network opens. Default false.
+	PublishPorts bool `toml:"publish_ports" json:"publish_ports"`
 }
 
 // TerminalStateDir is where terminald keeps private HOME and TMPDIR.

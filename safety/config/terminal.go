@@ -97,6 +97,17 @@ const (
 	MaxConcurrentMin     = 1
 	MaxConcurrentMax     = 64
 
+	// [terminal.sessions]: live sessions, idle and lifetime bounds.
+	DefaultSessionsMax            = 4
+	SessionsMaxMin                = 1
+	SessionsMaxMax                = 64
+	DefaultSessionIdleMinutes     = 30
+	SessionIdleMinutesMin         = 1
+	SessionIdleMinutesMax         = 1440
+	DefaultSessionLifetimeMinutes = 240
+	SessionLifetimeMinutesMin     = 1
+	SessionLifetimeMinutesMax     = 10080
+
 	DefaultMaxQueued = 8
 	MaxQueuedMin     = 1
 	MaxQueuedMax     = 1024
@@ -145,6 +156,30 @@ func (l TerminalLimits) WithDefaults() TerminalLimits {
 	return l
 }
 
+// WithDefaults returns s with every key left at 0 set to its default.
+func (s TerminalSessions) WithDefaults() TerminalSessions {
+	if s.Max == 0 {
+		s.Max = DefaultSessionsMax
+	}
+	if s.IdleMinutes == 0 {
+		s.IdleMinutes = DefaultSessionIdleMinutes
+	}
+	if s.MaxLifetimeMinutes == 0 {
+		s.MaxLifetimeMinutes = DefaultSessionLifetimeMinutes
+	}
+	return s
+}
+
+// bounds describes the [terminal.sessions] keys for validation.
+func (s TerminalSessions) bounds() []limitBounds {
+	return []limitBounds{
+		{"max", s.Max, SessionsMaxMin, SessionsMaxMax, DefaultSessionsMax, "sessions"},
+		{"idle_minutes", s.IdleMinutes, SessionIdleMinutesMin, SessionIdleMinutesMax, DefaultSessionIdleMinutes, "minutes"},
+		{"max_lifetime_minutes", s.MaxLifetimeMinutes, SessionLifetimeMinutesMin, SessionLifetimeMinutesMax,
+			DefaultSessionLifetimeMinutes, "minutes"},
+	}
+}
+
 // limitBounds describes one [terminal.limits] key for validation.
 type limitBounds struct {
 	key           string
@@ -186,6 +221,12 @@ func (t *Terminal) Validate() error {
 	} {
 		if c.value != "" && !contains(c.allowed, c.value) {
 			return keyFatalf(c.key, "%s must be %s, not %q%s", c.key, oneOf(c.allowed), c.value, meant(c.value, c.allowed))
+		}
+	}
+	for _, b := range t.Sessions.bounds() {
+		if b.value != 0 && (b.value < b.min || b.value > b.max) {
+			return Fatalf("terminal.sessions.%s must be between %d and %d %s (0 or unset means the default, %d), not %d",
+				b.key, b.min, b.max, b.unit, b.def, b.value)
 		}
 	}
 	for _, b := range t.Limits.bounds() {

@@ -63,6 +63,12 @@ type TerminalRuntime struct {
 	// configuration (GIT_CONFIG_GLOBAL, also for git itself instead of
 	// /dev/null); empty when there is none.
 	GitIdentityFile string
+	// SessionsMax bounds the live sessions; SessionIdle and
+	// SessionLifetime end one ([terminal.sessions]); zero means the default.
+	SessionsMax                  int
+	SessionIdle, SessionLifetime time.Duration
+	// PublishPorts is [terminal.sessions] publish_ports.
+	PublishPorts bool
 }
 
 // Defaults for a TerminalRuntime's zero bounds, in the runtime's units.
@@ -72,7 +78,7 @@ const (
 )
 
 // Check applies the defaults to r's zero Timeout, MaxOutputBytes, Path,
-// Net, MaxConcurrent and MaxQueued, and refuses (INVALID_REQUEST) a
+// Net, MaxConcurrent, MaxQueued and session bounds, and refuses (INVALID_REQUEST) a
 // timeout, output cap, concurrency or queue outside the [terminal.limits] bounds and a PATH entry that is not an absolute
 // directory without ':'.
 func (r *TerminalRuntime) Check() error {
@@ -104,6 +110,19 @@ func (r *TerminalRuntime) Check() error {
 	}
 	if r.MaxQueued == 0 {
 		r.MaxQueued = DefaultMaxQueued
+	}
+	if r.SessionsMax == 0 {
+		r.SessionsMax = DefaultSessionsMax
+	}
+	if r.SessionIdle == 0 {
+		r.SessionIdle = DefaultSessionIdleMinutes * time.Minute
+	}
+	if r.SessionLifetime == 0 {
+		r.SessionLifetime = DefaultSessionLifetimeMinutes * time.Minute
+	}
+	if r.SessionsMax < SessionsMaxMin || r.SessionsMax > SessionsMaxMax || r.SessionIdle < 0 || r.SessionLifetime < 0 {
+		return result.New(result.InvalidRequest, fmt.Sprintf("terminal.sessions.max must be between %d and %d, and the session bounds positive",
+			SessionsMaxMin, SessionsMaxMax))
 	}
 	if r.MaxConcurrent < MaxConcurrentMin || r.MaxConcurrent > MaxConcurrentMax {
 		return result.New(result.InvalidRequest, fmt.Sprintf("terminal.limits.max_concurrent must be between %d and %d",
@@ -187,6 +206,11 @@ func (t Terminal) Runtime(jailRoot string, stateBase func() (string, error)) (Te
 	r.Policy, r.Path, r.PassEnv, r.Sandboxed, r.ReadPaths = cp, t.Env.Path, passEnv(t.Env.Pass), t.Sandboxed(), s.ReadPaths
 	r.Timeout, r.MaxOutputBytes = time.Duration(lim.TimeoutSeconds)*time.Second, lim.MaxOutputBytes
 	r.MaxConcurrent, r.MaxQueued, r.RawOutput = lim.MaxConcurrent, lim.MaxQueued, t.RawOutput
+	ses := t.Sessions.WithDefaults()
+	r.SessionsMax = ses.Max
+	r.SessionIdle = time.Duration(ses.IdleMinutes) * time.Minute
+	r.SessionLifetime = time.Duration(ses.MaxLifetimeMinutes) * time.Minute
+	r.PublishPorts = ses.PublishPorts
 	r.Limits = sandbox.Limits{MemoryMB: lim.MemoryMB, MaxProcesses: lim.MaxProcesses, CPUSeconds: lim.CPUSeconds,
 		MaxFileMB: lim.MaxFileMB, MaxOpenFiles: lim.MaxOpenFiles, DiskMB: lim.DiskMB}
 	var err error

@@ -99,6 +99,8 @@ type Runner struct {
 	// (refusals.go).
 	proxyRefused proxyRefusals
 	outside      map[string]string
+	// sessions are the commands running in the background (session.go).
+	sessions sessionSet
 }
 
 // New checks the options and describes the confinement in force. It
@@ -149,11 +151,13 @@ func (r *Runner) Options() Options { return r.o }
 // Confinement describes the confinement commands get, as logged at startup.
 func (r *Runner) Confinement() string { return r.confinement }
 
-// Close waits for the recycling of the last runs, removes the pooled
+// Close ends every session (closeSessions), waits for the recycling of
+// the last runs, removes the pooled
 // private directories and this process's runs directory, and ends
 // prepared sandbox helpers. Runs after Close still work but pool nothing.
 func (r *Runner) Close() {
 	r.closed.Store(true)
+	r.closeSessions()
 	r.after.Wait()
 	sandbox.DiscardPrepared()
 	for {

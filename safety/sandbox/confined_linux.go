@@ -77,6 +77,13 @@ type helperRun struct {
 	DirRel    string   `json:"dir_rel"`
 	DirDev    uint64   `json:"dir_dev"`
 	DirIno    uint64   `json:"dir_ino"`
+	// TTY: the passed stdin is a terminal, also stdout, stderr and the
+	// controlling terminal (Spec.TTY).
+	TTY bool `json:"tty,omitempty"`
+	// Stdin and Publish say which descriptors came with the message, in
+	// this order: the command's stdin, the port-publishing socket.
+	Stdin   bool `json:"stdin,omitempty"`
+	Publish bool `json:"publish,omitempty"`
 }
 
 // helperResult is the helper's one answer.
@@ -480,7 +487,7 @@ func PrepareStats() (hits, misses uint64) { return preparedHits.Load(), prepared
 // runConfined runs s through a helper: a prepared one if it matches,
 // otherwise one started now. The steps: identify the working directory
 // (commandMessage), take or start a helper, wait for its setup
-// (awaitSetup), hand it the command, relay its output while waiting for its
+// (awaitSetup), hand it the command (with Spec.Stdin, sendCommand), relay its output while waiting for its
 // answer (awaitAnswer), then turn the answer into the outcome (outcomeOf).
 func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outcome, g *guard) (Outcome, error) {
 	cfg, err := staticConfig(s, p)
@@ -527,18 +534,47 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 		_, _ = c.reap()
 		return out, result.New(setup.SetupCode, setup.SetupReason)
 	}
-	if _, err := unix.Write(w.fd, msg); err != nil {
+	var passed []int
+	if s.Stdin != nil {
+		f, closeStdin, err := stdinFile(s.Stdin)
+		if err != nil {
+			c.killGroup()
+			<-c.exited
+			_, _ = c.reap()
+			return out, err
+		}
+		defer closeStdin()
+		passed = append(passed, int(f.Fd()))
+	}
+	var pub *publisher
+	if publishing(s, &cfg) {
+		if pub, err = newPublisher(s.Publish); err != nil {
+			c.killGroup()
+			<-c.exited
+			_, _ = c.reap()
+			return out, err
+		}
+		defer pub.close()
+		passed = append(passed, pub.theirs)
+	}
+	if err := sendCommand(w.fd, msg, passed); err != nil {
 		c.killGroup()
 		<-c.exited
 		_, _ = c.reap()
 		return out, result.Wrap(result.InternalError, errSetup+": the helper did not take its command", err)
+	}
+	if pub != nil {
+		pub.start()
+	}
+	if s.Started != nil {
+		s.Started()
 	}
 
 	copied := make(chan struct{}, 2)
 	stderr := &stderrWatch{w: s.Stderr}
 	go drain(s.Stdout, w.outR, copied)
 	go drain(stderr, w.errR, copied)
-	r, runErr := awaitAnswer(ctx, w, s.Timeout, &out)
+	r, runErr := awaitAnswer(ctx, w, s.Timeout, s.Terminate, &out)
 	// Once the helper has answered, every process of the command is dead
 	// and reaped (it answers only after wait4 found nothing left); the
 	// helper's own exit, which tears down its namespaces, is collected in
@@ -565,7 +601,8 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 // will open it in its view, and identified. release closes the
 // descriptors it opened.
 func commandMessage(s *Spec, cfg *helperConfig, env []string) (msg []byte, release func(), err error) {
-	run := helperRun{TimeoutMS: s.Timeout.Milliseconds(), Path: s.Path, Argv: s.Argv, Env: env}
+	run := helperRun{TimeoutMS: s.Timeout.Milliseconds(), Path: s.Path, Argv: s.Argv, Env: env, TTY: s.TTY,
+		Stdin: s.Stdin != nil, Publish: publishing(s, cfg)}
 	jfd, err := unix.Open(cfg.Jail, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, result.Wrap(result.NotFound, "the jail root cannot be opened", err)
@@ -640,9 +677,9 @@ func awaitSetup(ctx context.Context, w *warm) helperResult {
 
 // awaitAnswer waits for the helper's answer to the command. A cancelled
 // ctx sends the helper cancelMsg (runErr then says why, and out records a
-// deadline); a helper that does not answer within timeout plus
+// deadline), a closed term termMsg; a helper that does not answer within timeout plus
 // helperBackstop (or helperBackstop after a cancel) is killed.
-func awaitAnswer(ctx context.Context, w *warm, timeout time.Duration, out *Outcome) (r helperResult, runErr error) {
+func awaitAnswer(ctx context.Context, w *warm, timeout time.Duration, term <-chan struct{}, out *Outcome) (r helperResult, runErr error) {
 	answers := make(chan helperResult, 1)
 	go func() { answers <- w.answer() }()
 	var backstop <-chan time.Time
@@ -656,6 +693,11 @@ func awaitAnswer(ctx context.Context, w *warm, timeout time.Duration, out *Outco
 		select {
 		case r = <-answers:
 			return r, runErr
+		case <-term:
+			// A graceful stop (Spec.Terminate): the helper signals the
+			// command and keeps supervising it.
+			term = nil
+			_, _ = unix.Write(w.fd, []byte(termMsg))
 		case <-done:
 			done = nil
 			runErr = ctxError(ctx, out)

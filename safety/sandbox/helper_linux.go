@@ -67,6 +67,7 @@ func helperMain() int {
 	for i := range cfg.Idmapped {
 		unix.CloseOnExec(idmapFD0 + i)
 	}
+	closeInheritedOnExec(idmapFD0 + len(cfg.Idmapped))
 	h := &helper{cfg: cfg}
 	if cfg.Probe {
 		_, _ = unix.Write(ctlFD, []byte(`{}`))
@@ -85,16 +86,20 @@ func helperMain() int {
 		return 2
 	}
 	// The command: the second message.
-	n, err = unix.Read(ctlFD, buf)
+	var passed []int
+	n, passed, err = recvCommand(ctlFD, buf)
 	if err != nil || n <= 0 || json.Unmarshal(buf[:n], &h.run) != nil {
 		return 2
 	}
+	h.takePassed(passed)
 	return answer(h.execute(f))
 }
 
 type helper struct {
 	cfg helperConfig
 	run helperRun
+
+	stdinFD int // the command's stdin passed with the command, -1: /dev/null
 
 	mu        sync.Mutex
 	limit     string

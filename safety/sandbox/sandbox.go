@@ -9,7 +9,8 @@
 //     LANG, TMPDIR, the proxy variables (network "proxy") and the
 //     NAME=VALUE pairs the caller lists;
 //   - give the child the server's stdin (the MCP stream), or any descriptor
-//     but stdout and stderr;
+//     but stdout, stderr and the input the caller gives it (Spec.Stdin,
+//     /dev/null when none);
 //   - show the child anything of the host but the jail, its private HOME
 //     and TMPDIR, the caches and the read paths (namespaces isolation);
 //   - let anything the command started outlive it, its timeout, or the
@@ -18,6 +19,9 @@
 //     keyrings or memory no resident set shows;
 //   - let the child create a socket of a family the namespaces do not
 //     isolate (only AF_UNIX, AF_INET, AF_INET6 and NETLINK_ROUTE);
+//   - open more of either network than a published port (Spec.Publish:
+//     the host's 127.0.0.1 only, to the command's own loopback, for as
+//     long as the run lasts);
 //   - run the child as the host's root (namespaces isolation): a root
 //     server's command runs as the jail's owner, or nobody, through its
 //     user namespace and idmapped copies of its root-owned trees;
@@ -264,6 +268,44 @@ type Spec struct {
 	// The caller passes redacting, capping writers; a writer that fails is
 	// skipped and the pipe still drained, so the child never blocks on it.
 	Stdout, Stderr io.Writer
+	// Stdin is the command's standard input; nil is /dev/null. An
+	// *os.File (the read end of a pipe the caller writes, a session's
+	// input) is handed to the command as it is and stays the caller's to
+	// close; any other reader is copied into a pipe (see stdinFile). The
+	// command gets this one descriptor more, never the server's own stdin.
+	Stdin io.Reader `json:"-"`
+	// TTY makes Stdin, which must then be the *os.File of a pseudo-
+	// terminal's secondary side (the caller holds the primary), the
+	// command's stdin, stdout and stderr and its controlling terminal, in
+	// a session of its own (a session's tty: true). Stdout and Stderr then
+	// receive nothing: the caller reads the terminal.
+	TTY bool
+	// Publish, when not nil, publishes the TCP ports the command listens
+	// on in its own network namespace (namespaces isolation, network not
+	// "allow"; elsewhere it is never called) on the host's 127.0.0.1 only,
+	// on ports the kernel picks: when the command starts listening on its
+	// loopback or wildcard address, Publish is called with Open set before
+	// the host port accepts anything (an error withdraws the publication),
+	// and again with Open false when the port is gone or the run ends.
+	Publish func(PortEvent) error `json:"-"`
+	// Terminate, when not nil, asks for a graceful end: once it is closed,
+	// every process of the command gets SIGTERM; cancelling ctx then kills
+	// what is left (a session's stop: signal, then kill).
+	Terminate <-chan struct{} `json:"-"`
+	// Started, when not nil, is called once the command's sandbox is built
+	// and the command handed to it, right before its exec (a session's
+	// answer waits for it, not for the command's end).
+	Started func() `json:"-"`
+}
+
+// PortEvent is a published port opened or closed (Spec.Publish).
+type PortEvent struct {
+	// Inside is the port the command listens on in its namespace.
+	Inside int `json:"inside"`
+	// URL is where the host reaches it: http://127.0.0.1:<host port>.
+	URL string `json:"url"`
+	// Open is false when the publication ended.
+	Open bool `json:"-"`
 }
 
 // net returns the effective network mode.
@@ -543,6 +585,9 @@ func (s *Spec) validateStatic() error {
 	if s.PathEnv == "" {
 		return invalid("the scrubbed PATH is empty")
 	}
+	if _, ok := s.Stdin.(*os.File); s.TTY && !ok {
+		return invalid("a terminal (TTY) needs the terminal's file as Stdin")
+	}
 	if s.Timeout < 0 {
 		return invalid("the timeout is negative")
 	}
@@ -674,11 +719,11 @@ func limitError(limit string, l Limits, timeout time.Duration) error {
 // with no Landlock (mode "off", or "best-effort" where it is missing).
 func runPlain(ctx context.Context, s *Spec, env []string, out Outcome) (Outcome, error) {
 	// Every descriptor the child gets is opened here.
-	stdin, err := os.Open(os.DevNull)
+	stdin, closeStdin, err := stdinFile(s.Stdin)
 	if err != nil {
-		return out, result.Wrap(result.InternalError, "the sandbox could not open /dev/null for stdin", err)
+		return out, err
 	}
-	defer stdin.Close()
+	defer closeStdin()
 	outR, outW, errR, errW, err := outputPipes()
 	if err != nil {
 		return out, err
@@ -686,8 +731,12 @@ func runPlain(ctx context.Context, s *Spec, env []string, out Outcome) (Outcome,
 	defer outR.Close()
 	defer errR.Close()
 
-	cmd := &proc{path: s.Path, argv: s.Argv, env: env, dir: s.Dir,
-		files: []*os.File{stdin, outW, errW}, sys: sysProcAttr()}
+	files, sys := []*os.File{stdin, outW, errW}, sysProcAttr()
+	if s.TTY {
+		files = []*os.File{stdin, stdin, stdin}
+		ttyAttr(sys)
+	}
+	cmd := &proc{path: s.Path, argv: s.Argv, env: env, dir: s.Dir, files: files, sys: sys}
 	start := time.Now()
 	c, err := launch(cmd)
 	outW.Close()
@@ -696,6 +745,9 @@ func runPlain(ctx context.Context, s *Spec, env []string, out Outcome) (Outcome,
 		return out, err
 	}
 
+	if s.Started != nil {
+		s.Started()
+	}
 	copied := make(chan struct{}, 2)
 	go drain(s.Stdout, outR, copied)
 	go drain(s.Stderr, errR, copied)
@@ -707,6 +759,18 @@ func runPlain(ctx context.Context, s *Spec, env []string, out Outcome) (Outcome,
 		timer = t.C
 	}
 	var runErr error
+	term := s.Terminate
+	for term != nil {
+		select {
+		case <-term:
+			term = nil
+			c.signalGroup(syscall.SIGTERM)
+		case <-c.exited:
+			term = nil
+		case <-ctx.Done():
+			term = nil
+		}
+	}
 	select {
 	case <-c.exited:
 	case <-timer:

@@ -112,10 +112,19 @@ func (h *helper) forkCommand() (int, error) {
 	//
 	// syscall.ForkExec rather than os.StartProcess: the latter probes for
 	// pidfd support with an extra fork on its first use, in every helper.
+	stdin := devnull.Fd()
+	if h.stdinFD >= 0 {
+		stdin = uintptr(h.stdinFD)
+		defer unix.Close(h.stdinFD)
+	}
 	attr := &syscall.ProcAttr{
 		Env:   h.run.Env,
-		Files: []uintptr{devnull.Fd(), stdoutFD, stderrFD},
+		Files: []uintptr{stdin, stdoutFD, stderrFD},
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Ptrace: true},
+	}
+	if h.run.TTY && h.stdinFD >= 0 {
+		attr.Files = []uintptr{stdin, stdin, stdin}
+		ttyAttr(attr.Sys)
 	}
 	pid, err := syscall.ForkExec(h.run.Path, h.run.Argv, attr)
 	if err != nil {
@@ -261,7 +270,7 @@ func (h *helper) supervise(cmdPid int) helperResult {
 			killChildren()
 		}
 	}
-	go h.watchCancel(killAll)
+	go h.watchCancel(killAll, func() { h.terminate(cmdPid) })
 	if h.run.TimeoutMS > 0 {
 		t := time.AfterFunc(time.Duration(h.run.TimeoutMS)*time.Millisecond, func() {
 			h.setLimit(LimitTimeout)
@@ -277,12 +286,17 @@ func (h *helper) supervise(cmdPid int) helperResult {
 }
 
 // watchCancel waits for cancellation from the server (cancelMsg, or the
-// control socket closed) and then ends everything.
-func (h *helper) watchCancel(killAll func()) {
+// control socket closed) and then ends everything; termMsg has term
+// signal the command first (a session's graceful stop).
+func (h *helper) watchCancel(killAll, term func()) {
 	buf := make([]byte, 64)
 	for {
 		n, err := unix.Read(ctlFD, buf)
 		if err != nil && err == unix.EINTR {
+			continue
+		}
+		if n > 0 && string(buf[:n]) == termMsg {
+			term()
 			continue
 		}
 		if n > 0 && string(buf[:n]) == cancelMsg || n == 0 || err != nil {

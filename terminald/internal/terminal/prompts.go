@@ -18,7 +18,7 @@ Test command given by me: ${arguments.command}
 
 1. If I gave no command, work out the usual one for this project from its build files (for example go test ./..., npm test, pytest, cargo test, make test). Use run_command with read-only commands such as ls to look, not guesses.
 2. Call explain_command on the test command first. If the decision is deny, tell me the rule and its reason and stop; do not try other spellings to get around it.
-3. Run it with run_command. If it times out or hits a limit, say so; do not rerun it in a loop.
+3. Run it with run_command. If it times out or hits a limit, say so; do not rerun it in a loop. If the suite is known to take longer than the timeout (a long integration suite, a watcher), start it with run_command background: true instead, follow it with read_output (wait_ms, and a filter such as FAIL|panic|Error to see only failures), and stop it with stop_session when you are done with it.
 4. Summarise: how many tests passed and failed, and for each failure the test name and the first lines of its error. Do not change any file unless I ask.`,
 	}, {
 		Name:        "explain_before_running",

@@ -1,6 +1,7 @@
 // Package terminal is terminald's MCP surface: run_command and
-// explain_command, one constructor each (run.go, explain.go), wired onto
-// the safety core.
+// explain_command, one constructor each (run.go, explain.go), and the
+// session tools read_output, send_input, stop_session and list_sessions
+// (session.go), wired onto the safety core.
 //
 // It decides nothing about safety itself. The whole run pipeline (policy,
 // working directory in the jail, intent record, sandbox, redaction, outcome
@@ -41,8 +42,9 @@ type Options struct {
 
 // Server is terminald's MCP surface over one runner.
 type Server struct {
-	o   Options
-	run *runner.Runner
+	o     Options
+	run   *runner.Runner
+	tasks *taskRouter // run_command as an MCP task (task.go)
 }
 
 // New builds the runner (runner.New: it refuses bad options with a
@@ -55,7 +57,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	o.Options = r.Options()
-	return &Server{o: o, run: r}, nil
+	return &Server{o: o, run: r, tasks: newTaskRouter()}, nil
 }
 
 // Close ends the runner (runner.Runner.Close).
@@ -76,13 +78,18 @@ func (s *Server) Confinement() string { return s.run.Confinement() }
 const Instructions = "terminald runs single commands without a shell inside one operator-fixed directory (the jail), " +
 	"under a deny-first allowlist and kernel confinement. Call explain_command first when unsure whether a command is allowed; " +
 	"run_command returns stdout, stderr and the exit code, with secrets redacted and output capped. " +
-	"There is no shell: pipes, redirections, ;, &&, $VAR and globs are refused; quote arguments that contain such characters."
+	"There is no shell: pipes, redirections, ;, &&, $VAR and globs are refused; quote arguments that contain such characters. " +
+	"Long-running commands (dev servers, watchers, REPLs, long builds) run as sessions: run_command with background: true, " +
+	"then read_output, send_input, stop_session and list_sessions."
 
 // MCP builds the MCP server with exactly the tools of Tools, and the risk
 // radar's file-context://{+path} resource template over the jail when the
 // radar is a *risk.Engine.
 func (s *Server) MCP() *server.MCPServer {
-	m := mcpkit.NewServer("terminald", s.o.Version, Instructions)
+	// run_command may run as an MCP task (tasks/get, tasks/result,
+	// tasks/cancel, tasks/list): runAsTask.
+	m := mcpkit.NewServer("terminald", s.o.Version, Instructions, server.WithTaskCapabilities(true, true, true),
+		server.WithTaskHooks(s.tasks.hooks()), server.WithToolHandlerMiddleware(s.tasks.middleware))
 	m.AddTools(s.Tools()...)
 	mcpkit.AddPrompts(m, Prompts()...)
 	if eng, ok := s.o.Radar.(*risk.Engine); ok && eng != nil {
@@ -92,10 +99,10 @@ func (s *Server) MCP() *server.MCPServer {
 }
 
 // Tools returns the tools with their handlers, one constructor each
-// (run.go, explain.go), and, when the radar is a *risk.Engine, its
+// (run.go, explain.go, session.go), and, when the radar is a *risk.Engine, its
 // get_context_summary over the jail (mcpkit.ContextSummaryTool).
 func (s *Server) Tools() []server.ServerTool {
-	tools := []server.ServerTool{s.runTool(), s.explainTool()}
+	tools := []server.ServerTool{s.runTool(), s.explainTool(), s.readTool(), s.inputTool(), s.stopTool(), s.listTool()}
 	if eng, ok := s.o.Radar.(*risk.Engine); ok && eng != nil {
 		tools = append(tools, mcpkit.ContextSummaryTool([]*jail.Root{s.o.Root}, eng, s.o.Logger))
 	}
