@@ -532,6 +532,11 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 		c.killGroup()
 		<-c.exited
 		_, _ = c.reap()
+		if setup.SetupCode == result.Timeout {
+			// The request's deadline passed while the helper set up: the
+			// timeout fired, though nothing of the command ran.
+			out.TimedOut, out.Limit = true, LimitTimeout
+		}
 		return out, result.New(setup.SetupCode, setup.SetupReason)
 	}
 	var passed []int
@@ -668,6 +673,7 @@ func awaitSetup(ctx context.Context, w *warm) helperResult {
 		setup := helperResult{SetupCode: result.OperationFailed, SetupReason: "the command was cancelled before it started"}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			setup.SetupCode = result.Timeout
+			setup.SetupReason = "the request's deadline passed before the command started; nothing ran"
 		}
 		return setup
 	case <-time.After(setupBound):
