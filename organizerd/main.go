@@ -44,6 +44,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return config.Exit(stderr, err)
 	}
+	if err := cli.StartTelemetry(pol); err != nil {
+		return config.Exit(stderr, err)
+	}
+	defer cli.StopTelemetry() // runs after the audit log closes (deferred earlier), so its last records are sent
 	o := pol.Organizer
 	root, err := mcpkit.OpenRoot("workspace", o.WorkspaceRoot,
 		"set [organizer] workspace_root in the policy file or $"+config.EnvWorkspaceRoot+"; organizerd never picks a folder by itself")

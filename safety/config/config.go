@@ -51,6 +51,7 @@ type Policy struct {
 	Organizer     Organizer `toml:"organizer" json:"organizer"`
 	Radar         Radar     `toml:"radar" json:"radar"`
 	Approval      Approval  `toml:"approval" json:"approval"`
+	Telemetry     Telemetry `toml:"telemetry" json:"telemetry"`
 
 	// File is the policy file's absolute path ("" when none was given).
 	File string `toml:"-" json:"-"`
@@ -584,6 +585,9 @@ func (p *Policy) validateShared() error {
 	if err := p.Audit.validate(); err != nil {
 		return err
 	}
+	if err := p.Telemetry.validate(); err != nil {
+		return err
+	}
 	return p.Terminal.Validate()
 }
 
@@ -711,4 +715,47 @@ func (p *Policy) AuditPath(server string, defaultDir func() (string, error)) (st
 	}
 	ext := filepath.Ext(p.AuditLog)
 	return strings.TrimSuffix(p.AuditLog, ext) + "." + server + ext, nil
+}
+
+// Telemetry is the [telemetry] section: whether and where the server sends
+// traces, metrics and logs over OTLP to an OpenTelemetry Collector
+// (docs/telemetry.md). Off unless enabled here or configured by the
+// standard OTEL_* environment variables, which win over these keys:
+// OTEL_EXPORTER_OTLP_ENDPOINT turns telemetry on and names the endpoint,
+// OTEL_EXPORTER_OTLP_PROTOCOL the transport, OTEL_SDK_DISABLED=true turns
+// it off; headers, TLS, service name and resource attributes come from
+// the environment only (OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME,
+// OTEL_RESOURCE_ATTRIBUTES).
+type Telemetry struct {
+	// Enabled turns telemetry on (default false).
+	Enabled bool `toml:"enabled" json:"enabled"`
+	// Endpoint is the Collector's OTLP base URL, http:// or https://
+	// (default: http://localhost:4318 for http/protobuf, localhost:4317 for
+	// grpc). For http/protobuf the signal paths /v1/traces, /v1/metrics and
+	// /v1/logs are not added: name the Collector's base URL through
+	// $OTEL_EXPORTER_OTLP_ENDPOINT to have them added.
+	Endpoint string `toml:"endpoint" json:"endpoint"`
+	// Protocol is "grpc" or "http/protobuf" (default).
+	Protocol string `toml:"protocol" json:"protocol"`
+	// Traces, Metrics and Logs choose the signals. When none is set all
+	// three are sent; set one or more to true to send only those.
+	Traces  bool `toml:"traces" json:"traces"`
+	Metrics bool `toml:"metrics" json:"metrics"`
+	Logs    bool `toml:"logs" json:"logs"`
+}
+
+// TelemetryProtocols are the values [telemetry] protocol takes.
+var TelemetryProtocols = []string{"grpc", "http/protobuf"}
+
+// validate refuses a protocol or endpoint that cannot work.
+func (t Telemetry) validate() error {
+	switch t.Protocol {
+	case "", "grpc", "http/protobuf":
+	default:
+		return Fatalf("[telemetry] protocol must be \"grpc\" or \"http/protobuf\", not %q", t.Protocol)
+	}
+	if t.Endpoint != "" && !strings.HasPrefix(t.Endpoint, "http://") && !strings.HasPrefix(t.Endpoint, "https://") {
+		return Fatalf("[telemetry] endpoint must be an http:// or https:// URL, not %q", t.Endpoint)
+	}
+	return nil
 }

@@ -48,9 +48,10 @@ type CLI struct {
 	// Logger is set by Parse: slog on stderr at --log-level.
 	Logger *slog.Logger
 
-	showVersion bool
-	printClient string
-	fallback    string
+	showVersion   bool
+	printClient   string
+	fallback      string
+	stopTelemetry func()
 }
 
 // NewCLI returns a CLI whose FlagSet already holds the shared flags.

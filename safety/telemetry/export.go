@@ -1,0 +1,217 @@
+package telemetry
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+// The exporters are the SDK's OTLP exporters; they read the standard
+// environment (headers, TLS, compression, per-signal endpoints) themselves.
+// An endpoint from the policy is passed as a URL; one from the environment
+// is left for the exporter to read. Retries are short: a Collector that
+// stays down loses telemetry instead of holding the queue.
+
+func traceExporter(ctx context.Context, p Plan) (sdktrace.SpanExporter, error) {
+	if p.Protocol == "grpc" {
+		opts := []otlptracegrpc.Option{otlptracegrpc.WithTimeout(ExportTimeout),
+			otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: true, InitialInterval: BatchDelay, MaxInterval: ExportTimeout, MaxElapsedTime: ExportTimeout})}
+		if p.fromPolicy() {
+			opts = append(opts, otlptracegrpc.WithEndpointURL(p.Endpoint))
+		}
+		return otlptracegrpc.New(ctx, opts...)
+	}
+	opts := []otlptracehttp.Option{otlptracehttp.WithTimeout(ExportTimeout),
+		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: BatchDelay, MaxInterval: ExportTimeout, MaxElapsedTime: ExportTimeout})}
+	if p.fromPolicy() {
+		opts = append(opts, otlptracehttp.WithEndpointURL(p.Endpoint))
+	}
+	return otlptracehttp.New(ctx, opts...)
+}
+
+func metricExporter(ctx context.Context, p Plan) (sdkmetric.Exporter, error) {
+	if p.Protocol == "grpc" {
+		opts := []otlpmetricgrpc.Option{otlpmetricgrpc.WithTimeout(ExportTimeout),
+			otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{Enabled: true, InitialInterval: BatchDelay, MaxInterval: ExportTimeout, MaxElapsedTime: ExportTimeout})}
+		if p.fromPolicy() {
+			opts = append(opts, otlpmetricgrpc.WithEndpointURL(p.Endpoint))
+		}
+		return otlpmetricgrpc.New(ctx, opts...)
+	}
+	opts := []otlpmetrichttp.Option{otlpmetrichttp.WithTimeout(ExportTimeout),
+		otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: true, InitialInterval: BatchDelay, MaxInterval: ExportTimeout, MaxElapsedTime: ExportTimeout})}
+	if p.fromPolicy() {
+		opts = append(opts, otlpmetrichttp.WithEndpointURL(p.Endpoint))
+	}
+	return otlpmetrichttp.New(ctx, opts...)
+}
+
+func logExporter(ctx context.Context, p Plan) (sdklog.Exporter, error) {
+	if p.Protocol == "grpc" {
+		opts := []otlploggrpc.Option{otlploggrpc.WithTimeout(ExportTimeout),
+			otlploggrpc.WithRetry(otlploggrpc.RetryConfig{Enabled: true, InitialInterval: BatchDelay, MaxInterval: ExportTimeout, MaxElapsedTime: ExportTimeout})}
+		if p.fromPolicy() {
+			opts = append(opts, otlploggrpc.WithEndpointURL(p.Endpoint))
+		}
+		return otlploggrpc.New(ctx, opts...)
+	}
+	opts := []otlploghttp.Option{otlploghttp.WithTimeout(ExportTimeout),
+		otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: true, InitialInterval: BatchDelay, MaxInterval: ExportTimeout, MaxElapsedTime: ExportTimeout})}
+	if p.fromPolicy() {
+		opts = append(opts, otlploghttp.WithEndpointURL(p.Endpoint))
+	}
+	return otlploghttp.New(ctx, opts...)
+}
+
+// fromPolicy reports whether the endpoint is the policy's (the exporter
+// reads an environment endpoint itself, with its per-signal paths).
+func (p Plan) fromPolicy() bool { return p.Endpoint != "" && p.Why == "[telemetry] enabled" }
+
+// drops counts what could not be sent and says so once in the server log.
+type drops struct {
+	logger  *slog.Logger
+	once    sync.Once
+	counter metric.Int64Counter
+}
+
+// add counts n items of signal as dropped.
+func (d *drops) add(signal string, n int, err error) {
+	if n <= 0 {
+		return
+	}
+	if d.counter != nil {
+		d.counter.Add(context.Background(), int64(n), metric.WithAttributes(attribute.String("signal", signal)))
+	}
+	d.say(err)
+}
+
+// say writes the one log line.
+func (d *drops) say(err error) {
+	d.once.Do(func() {
+		reason := "the queue is full"
+		if err != nil {
+			reason = err.Error()
+		}
+		d.logger.Warn("telemetry is being dropped: the OpenTelemetry Collector cannot take it; tool calls and the local audit log are not affected (said once; bastion.telemetry.dropped counts it)", "reason", reason)
+	})
+}
+
+// spanQueue admits at most QueueSize spans that the batch processor has
+// not handed to the exporter yet, so the processor's own queue never
+// overflows unseen: a span past the bound is counted as dropped here.
+type spanQueue struct {
+	next    sdktrace.SpanProcessor
+	pending *atomic.Int64
+	drops   *drops
+}
+
+func newSpanQueue(exp sdktrace.SpanExporter, d *drops) sdktrace.SpanProcessor {
+	pending := new(atomic.Int64)
+	bsp := sdktrace.NewBatchSpanProcessor(&countingSpanExporter{SpanExporter: exp, pending: pending, drops: d},
+		sdktrace.WithMaxQueueSize(QueueSize), sdktrace.WithBatchTimeout(BatchDelay), sdktrace.WithExportTimeout(ExportTimeout))
+	return &spanQueue{next: bsp, pending: pending, drops: d}
+}
+
+func (q *spanQueue) OnStart(ctx context.Context, s sdktrace.ReadWriteSpan) {}
+
+func (q *spanQueue) OnEnd(s sdktrace.ReadOnlySpan) {
+	if q.pending.Add(1) > QueueSize {
+		q.pending.Add(-1)
+		q.drops.add("traces", 1, nil)
+		return
+	}
+	q.next.OnEnd(s)
+}
+
+func (q *spanQueue) Shutdown(ctx context.Context) error   { return q.next.Shutdown(ctx) }
+func (q *spanQueue) ForceFlush(ctx context.Context) error { return q.next.ForceFlush(ctx) }
+
+type countingSpanExporter struct {
+	sdktrace.SpanExporter
+	pending *atomic.Int64
+	drops   *drops
+}
+
+func (e *countingSpanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	e.pending.Add(-int64(len(spans)))
+	err := e.SpanExporter.ExportSpans(ctx, spans)
+	if err != nil {
+		e.drops.add("traces", len(spans), err)
+	}
+	return err
+}
+
+// logQueue is spanQueue for log records.
+type logQueue struct {
+	next    sdklog.Processor
+	pending *atomic.Int64
+	drops   *drops
+}
+
+func newLogQueue(exp sdklog.Exporter, d *drops) sdklog.Processor {
+	pending := new(atomic.Int64)
+	bp := sdklog.NewBatchProcessor(&countingLogExporter{Exporter: exp, pending: pending, drops: d},
+		sdklog.WithMaxQueueSize(QueueSize), sdklog.WithExportInterval(BatchDelay), sdklog.WithExportTimeout(ExportTimeout))
+	return &logQueue{next: bp, pending: pending, drops: d}
+}
+
+func (q *logQueue) Enabled(ctx context.Context, p sdklog.EnabledParameters) bool { return true }
+
+func (q *logQueue) OnEmit(ctx context.Context, r *sdklog.Record) error {
+	if q.pending.Add(1) > QueueSize {
+		q.pending.Add(-1)
+		q.drops.add("logs", 1, nil)
+		return nil
+	}
+	return q.next.OnEmit(ctx, r)
+}
+
+func (q *logQueue) Shutdown(ctx context.Context) error   { return q.next.Shutdown(ctx) }
+func (q *logQueue) ForceFlush(ctx context.Context) error { return q.next.ForceFlush(ctx) }
+
+type countingLogExporter struct {
+	sdklog.Exporter
+	pending *atomic.Int64
+	drops   *drops
+}
+
+func (e *countingLogExporter) Export(ctx context.Context, records []sdklog.Record) error {
+	e.pending.Add(-int64(len(records)))
+	err := e.Exporter.Export(ctx, records)
+	if err != nil {
+		e.drops.add("logs", len(records), err)
+	}
+	return err
+}
+
+// countingMetricExporter counts the data points of a failed export.
+type countingMetricExporter struct {
+	sdkmetric.Exporter
+	drops *drops
+}
+
+func (e *countingMetricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
+	err := e.Exporter.Export(ctx, rm)
+	if err != nil {
+		n := 0
+		for _, sm := range rm.ScopeMetrics {
+			n += len(sm.Metrics)
+		}
+		e.drops.add("metrics", n, err)
+	}
+	return err
+}
