@@ -9,7 +9,7 @@ BIN      := $(CURDIR)/bin
 PKGS     := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 NODE_OK  := $(shell test -x scripts/clients/node_modules/.bin/node && scripts/clients/node_modules/.bin/node -e 'process.exit(parseInt(process.versions.node) < 22 ? 1 : 0)' 2>/dev/null && echo yes)
 
-.PHONY: all build test dist dist-check fmt-check vet unit integration install-proof tidy-check tidy policy-docs policy-check demo clients clients-setup clients-if-node bench cross clean
+.PHONY: all build otelcol demo-otel test dist dist-check fmt-check vet unit integration install-proof tidy-check tidy policy-docs policy-check demo clients clients-setup clients-if-node bench cross clean
 
 all: build
 
@@ -17,6 +17,15 @@ build:
 	@mkdir -p $(BIN)
 	@for s in $(SERVERS); do $(GO) build -o $(BIN)/$$s ./$$s; done
 	@echo "built: $(addprefix bin/,$(SERVERS))"
+
+## otelcol: the test OpenTelemetry Collector (scripts/otelcol, its own module outside go.work: the
+## Collector's OTLP receiver and the contrib file exporter, one release), built once into bin/ and
+## rebuilt only when its module changes. The telemetry tests in scripts/democlient fail without it.
+OTELCOL := $(BIN)/otelcol-bastion
+otelcol: $(OTELCOL)
+$(OTELCOL): scripts/otelcol/main.go scripts/otelcol/go.mod scripts/otelcol/go.sum
+	@mkdir -p $(BIN)
+	cd scripts/otelcol && GOWORK=off $(GO) build -o $(OTELCOL) .
 
 ## test: everything CI runs. No test may SKIP on Linux.
 test: fmt-check vet policy-check tidy-check unit integration demo install-proof dist-check clients-if-node
@@ -27,9 +36,9 @@ fmt-check:
 vet:
 	$(GO) vet $(PKGS)
 
-unit:
+unit: build otelcol
 	@mkdir -p .bench
-	$(GO) test -race -count=1 -v $(PKGS) > .bench/unit.log 2>&1 || { grep -E -- '^(--- FAIL|FAIL|panic:)|_test.go:[0-9]+' .bench/unit.log | head -80; exit 1; }
+	BASTION_BIN=$(BIN) BASTION_OTELCOL=$(OTELCOL) $(GO) test -race -count=1 -v $(PKGS) > .bench/unit.log 2>&1 || { grep -E -- '^(--- FAIL|FAIL|panic:)|_test.go:[0-9]+' .bench/unit.log | head -80; exit 1; }
 	@grep -E '^(ok|FAIL|---)' .bench/unit.log | grep -v -- '--- PASS' | grep -v -- '--- SKIP' || true
 	@if grep -q -- '--- SKIP' .bench/unit.log; then echo "tests reported SKIP (not allowed on Linux):"; grep -- '--- SKIP' .bench/unit.log; exit 1; fi
 

@@ -14,6 +14,7 @@ import (
 	"github.com/bastion-mcp/bastion/safety/redact"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/sandbox"
+	"github.com/bastion-mcp/bastion/safety/telemetry"
 )
 
 // Request is one command to run.
@@ -180,7 +181,10 @@ func (r *Runner) execute(ctx context.Context, spec sandbox.Spec) (sandbox.Outcom
 	if err == nil {
 		s := r.spec(rd)
 		s.Path, s.Argv, s.Dir, s.Env, s.Stdout, s.Stderr = spec.Path, spec.Argv, spec.Dir, spec.Env, spec.Stdout, spec.Stderr
-		outc, err = sandbox.Run(ctx, s)
+		sctx, span := telemetry.Start(ctx, "sandbox.run")
+		outc, err = sandbox.Run(sctx, s)
+		span.Set(telemetry.Int("process.exit.code", int64(outc.ExitCode)), telemetry.String("bastion.limit", outc.Limit))
+		span.End()
 	}
 	// The private directories are emptied, and the next command's helper
 	// prepared, once this answer is on its way: doing it now would compete

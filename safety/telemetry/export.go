@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -18,6 +19,8 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/bastion-mcp/bastion/safety/config"
 )
 
 // The exporters are the SDK's OTLP exporters; they read the standard
@@ -26,60 +29,66 @@ import (
 // is left for the exporter to read. Retries are short: a Collector that
 // stays down loses telemetry instead of holding the queue.
 
-func traceExporter(ctx context.Context, p Plan) (sdktrace.SpanExporter, error) {
+func traceExporter(ctx context.Context, p config.TelemetryPlan) (sdktrace.SpanExporter, error) {
 	if p.Protocol == "grpc" {
 		opts := []otlptracegrpc.Option{otlptracegrpc.WithTimeout(ExportTimeout),
 			otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: true, InitialInterval: BatchDelay, MaxInterval: ExportTimeout, MaxElapsedTime: ExportTimeout})}
-		if p.fromPolicy() {
+		if fromPolicy(p) {
 			opts = append(opts, otlptracegrpc.WithEndpointURL(p.Endpoint))
 		}
 		return otlptracegrpc.New(ctx, opts...)
 	}
 	opts := []otlptracehttp.Option{otlptracehttp.WithTimeout(ExportTimeout),
 		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: BatchDelay, MaxInterval: ExportTimeout, MaxElapsedTime: ExportTimeout})}
-	if p.fromPolicy() {
-		opts = append(opts, otlptracehttp.WithEndpointURL(p.Endpoint))
+	if fromPolicy(p) {
+		opts = append(opts, otlptracehttp.WithEndpointURL(signalURL(p.Endpoint, "traces")))
 	}
 	return otlptracehttp.New(ctx, opts...)
 }
 
-func metricExporter(ctx context.Context, p Plan) (sdkmetric.Exporter, error) {
+func metricExporter(ctx context.Context, p config.TelemetryPlan) (sdkmetric.Exporter, error) {
 	if p.Protocol == "grpc" {
 		opts := []otlpmetricgrpc.Option{otlpmetricgrpc.WithTimeout(ExportTimeout),
 			otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{Enabled: true, InitialInterval: BatchDelay, MaxInterval: ExportTimeout, MaxElapsedTime: ExportTimeout})}
-		if p.fromPolicy() {
+		if fromPolicy(p) {
 			opts = append(opts, otlpmetricgrpc.WithEndpointURL(p.Endpoint))
 		}
 		return otlpmetricgrpc.New(ctx, opts...)
 	}
 	opts := []otlpmetrichttp.Option{otlpmetrichttp.WithTimeout(ExportTimeout),
 		otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: true, InitialInterval: BatchDelay, MaxInterval: ExportTimeout, MaxElapsedTime: ExportTimeout})}
-	if p.fromPolicy() {
-		opts = append(opts, otlpmetrichttp.WithEndpointURL(p.Endpoint))
+	if fromPolicy(p) {
+		opts = append(opts, otlpmetrichttp.WithEndpointURL(signalURL(p.Endpoint, "metrics")))
 	}
 	return otlpmetrichttp.New(ctx, opts...)
 }
 
-func logExporter(ctx context.Context, p Plan) (sdklog.Exporter, error) {
+func logExporter(ctx context.Context, p config.TelemetryPlan) (sdklog.Exporter, error) {
 	if p.Protocol == "grpc" {
 		opts := []otlploggrpc.Option{otlploggrpc.WithTimeout(ExportTimeout),
 			otlploggrpc.WithRetry(otlploggrpc.RetryConfig{Enabled: true, InitialInterval: BatchDelay, MaxInterval: ExportTimeout, MaxElapsedTime: ExportTimeout})}
-		if p.fromPolicy() {
+		if fromPolicy(p) {
 			opts = append(opts, otlploggrpc.WithEndpointURL(p.Endpoint))
 		}
 		return otlploggrpc.New(ctx, opts...)
 	}
 	opts := []otlploghttp.Option{otlploghttp.WithTimeout(ExportTimeout),
 		otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: true, InitialInterval: BatchDelay, MaxInterval: ExportTimeout, MaxElapsedTime: ExportTimeout})}
-	if p.fromPolicy() {
-		opts = append(opts, otlploghttp.WithEndpointURL(p.Endpoint))
+	if fromPolicy(p) {
+		opts = append(opts, otlploghttp.WithEndpointURL(signalURL(p.Endpoint, "logs")))
 	}
 	return otlploghttp.New(ctx, opts...)
 }
 
+// signalURL is an OTLP/HTTP signal's URL under the base URL ep, as the
+// exporters build it from OTEL_EXPORTER_OTLP_ENDPOINT.
+func signalURL(ep, signal string) string { return strings.TrimRight(ep, "/") + "/v1/" + signal }
+
 // fromPolicy reports whether the endpoint is the policy's (the exporter
 // reads an environment endpoint itself, with its per-signal paths).
-func (p Plan) fromPolicy() bool { return p.Endpoint != "" && p.Why == "[telemetry] enabled" }
+func fromPolicy(p config.TelemetryPlan) bool {
+	return p.Endpoint != "" && p.Why == "[telemetry] enabled"
+}
 
 // drops counts what could not be sent and says so once in the server log.
 type drops struct {

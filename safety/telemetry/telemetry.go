@@ -20,9 +20,7 @@ package telemetry
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -62,10 +60,6 @@ const (
 	ShutdownTimeout = 3 * time.Second
 )
 
-// Protocols are the OTLP transports OTEL_EXPORTER_OTLP_PROTOCOL and
-// [telemetry] protocol accept.
-var Protocols = []string{"grpc", "http/protobuf"}
-
 // Options configure Setup.
 type Options struct {
 	// Service is the server's name (the default service.name).
@@ -81,98 +75,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Getenv reads the environment (nil: os.Getenv).
 	Getenv func(string) string
-}
-
-// Plan is where telemetry goes, as Setup would send it; `check` prints it.
-type Plan struct {
-	On       bool
-	Why      string // why it is off, or where the settings came from
-	Endpoint string // "" = the exporter's default for Protocol
-	Protocol string
-	Traces   bool
-	Metrics  bool
-	Logs     bool
-}
-
-// String is the plan in one line.
-func (p Plan) String() string {
-	if !p.On {
-		return "off (" + p.Why + ")"
-	}
-	var sig []string
-	for _, s := range []struct {
-		on   bool
-		name string
-	}{{p.Traces, "traces"}, {p.Metrics, "metrics"}, {p.Logs, "logs"}} {
-		if s.on {
-			sig = append(sig, s.name)
-		}
-	}
-	ep := p.Endpoint
-	if ep == "" {
-		ep = "the OTLP default (" + defaultEndpoint(p.Protocol) + ")"
-	}
-	return fmt.Sprintf("%s to %s over OTLP %s (%s)", strings.Join(sig, ", "), ep, p.Protocol, p.Why)
-}
-
-func defaultEndpoint(protocol string) string {
-	if protocol == "grpc" {
-		return "localhost:4317"
-	}
-	return "http://localhost:4318"
-}
-
-// Resolve decides from the policy and the environment whether telemetry
-// is on and where it goes. The environment wins over the policy, as for
-// every other key: OTEL_SDK_DISABLED=true turns it off, an
-// OTEL_EXPORTER_OTLP_ENDPOINT (or a per-signal one) turns it on and names
-// the endpoint, OTEL_EXPORTER_OTLP_PROTOCOL names the transport.
-func Resolve(p config.Telemetry, getenv func(string) string) (Plan, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	plan := Plan{Protocol: "http/protobuf", Traces: true, Metrics: true, Logs: true}
-	if p.Traces || p.Metrics || p.Logs {
-		plan.Traces, plan.Metrics, plan.Logs = p.Traces, p.Metrics, p.Logs
-	}
-	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
-		plan.Why = "OTEL_SDK_DISABLED=true"
-		return plan, nil
-	}
-	envEndpoint := ""
-	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-		"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"} {
-		if v := strings.TrimSpace(getenv(k)); v != "" {
-			envEndpoint = k
-			break
-		}
-	}
-	switch {
-	case envEndpoint != "":
-		plan.On, plan.Why = true, "from $"+envEndpoint
-		plan.Endpoint = strings.TrimSpace(getenv(envEndpoint))
-	case p.Enabled:
-		plan.On, plan.Why = true, "[telemetry] enabled"
-		plan.Endpoint = p.Endpoint
-	default:
-		plan.Why = "set [telemetry] enabled = true or $OTEL_EXPORTER_OTLP_ENDPOINT to send"
-		return plan, nil
-	}
-	if p.Protocol != "" {
-		plan.Protocol = p.Protocol
-	}
-	if v := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL")); v != "" {
-		plan.Protocol = v
-	}
-	if plan.Protocol != "grpc" && plan.Protocol != "http/protobuf" {
-		return plan, config.Fatalf("OTLP protocol %q is not supported: want grpc or http/protobuf", plan.Protocol)
-	}
-	if plan.Endpoint != "" {
-		if u, err := url.Parse(plan.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return plan, config.Fatalf("OTLP endpoint %q is not an http:// or https:// URL", plan.Endpoint)
-		}
-	}
-	return plan, nil
 }
 
 // state is what is set up; nil when telemetry is off.
@@ -202,7 +104,7 @@ const scope = "github.com/bastion-mcp/bastion/safety/telemetry"
 // telemetry is off it returns a no-op and nil. A setting that cannot work
 // (an unknown protocol, an endpoint that is not a URL) is a config.Fatal.
 func Setup(o Options) (shutdown func(), err error) {
-	plan, err := Resolve(o.Policy, o.Getenv)
+	plan, err := o.Policy.Resolve(o.Getenv)
 	if err != nil || !plan.On {
 		return func() {}, err
 	}
