@@ -129,6 +129,19 @@ func (p Telemetry) Resolve(getenv func(string) string) (TelemetryPlan, error) {
 		plan.Why = "set [telemetry] enabled = true or $OTEL_EXPORTER_OTLP_ENDPOINT to send"
 		return plan, nil
 	}
+	// The standard per-signal switches: OTEL_TRACES_EXPORTER=none and so on.
+	for _, sig := range []struct {
+		env string
+		on  *bool
+	}{{"OTEL_TRACES_EXPORTER", &plan.Traces}, {"OTEL_METRICS_EXPORTER", &plan.Metrics}, {"OTEL_LOGS_EXPORTER", &plan.Logs}} {
+		if strings.TrimSpace(getenv(sig.env)) == "none" {
+			*sig.on = false
+		}
+	}
+	if !plan.Traces && !plan.Metrics && !plan.Logs {
+		plan.On, plan.Why = false, "every signal's exporter is none"
+		return plan, nil
+	}
 	if p.Protocol != "" {
 		plan.Protocol = p.Protocol
 	}

@@ -33,7 +33,7 @@ import (
 // otelBinaries returns the directory of the built servers and the test
 // Collector's path: $BASTION_BIN and $BASTION_OTELCOL, else the
 // repository's bin/.
-func otelBinaries(t *testing.T) (bin, otelcol string) {
+func otelBinaries(t testing.TB) (bin, otelcol string) {
 	t.Helper()
 	bin = os.Getenv("BASTION_BIN")
 	if bin == "" {
@@ -68,7 +68,7 @@ type collector struct {
 	log        *bytes.Buffer
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -80,7 +80,7 @@ func freeAddr(t *testing.T) string {
 
 // startCollector starts the Collector on two free loopback ports and waits
 // until both accept connections.
-func startCollector(t *testing.T, path string) *collector {
+func startCollector(t testing.TB, path string) *collector {
 	t.Helper()
 	dir := t.TempDir()
 	c := &collector{out: filepath.Join(dir, "otlp.json"), grpc: freeAddr(t), http: freeAddr(t), log: &bytes.Buffer{}}
@@ -177,7 +177,7 @@ func attrMap(as []otlpAttr) map[string]string {
 }
 
 // readCollector parses the file exporter's OTLP JSON lines.
-func readCollector(t *testing.T, path string) received {
+func readCollector(t testing.TB, path string) received {
 	t.Helper()
 	var r received
 	b, err := os.ReadFile(path)
@@ -289,7 +289,7 @@ type auditLine struct {
 	Hash string
 }
 
-func readAudit(t *testing.T, path string) []auditLine {
+func readAudit(t testing.TB, path string) []auditLine {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -312,7 +312,7 @@ func readAudit(t *testing.T, path string) []auditLine {
 
 // demoSandbox makes the demo sandbox without the sandbox-profile policy
 // (its go test step measures the machine, not telemetry).
-func demoSandbox(t *testing.T) string {
+func demoSandbox(t testing.TB) string {
 	t.Helper()
 	out, err := exec.Command("bash", filepath.Join("..", "make_demo_sandbox.sh")).Output()
 	if err != nil {
@@ -324,7 +324,7 @@ func demoSandbox(t *testing.T) string {
 	return d
 }
 
-func buildDemoClient(t *testing.T) string {
+func buildDemoClient(t testing.TB) string {
 	t.Helper()
 	exe := filepath.Join(t.TempDir(), "democlient")
 	if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
@@ -559,7 +559,7 @@ func (s *syncBuffer) String() string {
 
 // startServer starts bin/name on policy with extra environment and
 // initializes an MCP session with it.
-func startServer(t *testing.T, bin, name, policy string, env ...string) *server {
+func startServer(t testing.TB, bin, name, policy string, env ...string) *server {
 	t.Helper()
 	s := &server{cmd: exec.Command(filepath.Join(bin, name), "--config", policy), stderr: &syncBuffer{}}
 	s.cmd.Env = append(append(os.Environ(), "BASTION_POLICY_FILE="+policy), env...)
@@ -592,7 +592,7 @@ func startServer(t *testing.T, bin, name, policy string, env ...string) *server 
 }
 
 // call makes one tool call and returns its code and how long it took.
-func (s *server) call(t *testing.T, tool string, args map[string]any) (string, time.Duration) {
+func (s *server) call(t testing.TB, tool string, args map[string]any) (string, time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -629,7 +629,7 @@ func (s *server) stop() {
 }
 
 // rss is the server's resident set in KiB.
-func (s *server) rss(t *testing.T) int64 {
+func (s *server) rss(t testing.TB) int64 {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 	if err != nil {
@@ -647,7 +647,7 @@ func (s *server) rss(t *testing.T) int64 {
 
 // blackHole accepts connections and never answers: a Collector that is
 // hung or far too slow.
-func blackHole(t *testing.T) string {
+func blackHole(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -679,7 +679,7 @@ func blackHole(t *testing.T) string {
 
 // moveBackAndForth moves a file of the organizer's workspace to
 // Documents/ and back, n times each way, and returns the slowest call.
-func moveBackAndForth(t *testing.T, s *server, n int, onHalf func()) time.Duration {
+func moveBackAndForth(t testing.TB, s *server, n int, onHalf func()) time.Duration {
 	t.Helper()
 	var slowest time.Duration
 	for i := 0; i < n; i++ {
@@ -700,7 +700,7 @@ func moveBackAndForth(t *testing.T, s *server, n int, onHalf func()) time.Durati
 }
 
 // countOutcomes counts the move_file outcome records of the audit log.
-func countOutcomes(t *testing.T, path, action string) int {
+func countOutcomes(t testing.TB, path, action string) int {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -727,11 +727,11 @@ func TestTelemetryCollectorDownSlowOrKilledCostsNothing(t *testing.T) {
 	cases := []struct {
 		name  string
 		calls int
-		addr  func(t *testing.T) (string, func())
+		addr  func(t testing.TB) (string, func())
 	}{
-		{"never started", 400, func(t *testing.T) (string, func()) { return freeAddr(t), nil }},
-		{"accepts and never answers", calls, func(t *testing.T) (string, func()) { return blackHole(t), nil }},
-		{"killed mid-run", 400, func(t *testing.T) (string, func()) {
+		{"never started", 400, func(t testing.TB) (string, func()) { return freeAddr(t), nil }},
+		{"accepts and never answers", calls, func(t testing.TB) (string, func()) { return blackHole(t), nil }},
+		{"killed mid-run", 400, func(t testing.TB) (string, func()) {
 			col := startCollector(t, otelcol)
 			return col.http, col.kill
 		}},
