@@ -78,6 +78,11 @@ demo: build
 	echo "sandbox: $$d"; \
 	$(GO) run ./scripts/democlient -bin $(BIN) -sandbox "$$d"
 
+## demo-otel: the demo session with telemetry on, sent to the test Collector, printed as trace trees,
+## metrics and the audit log records (docs/telemetry.md).
+demo-otel: build otelcol
+	bash scripts/demo-otel.sh $(BIN) $(OTELCOL)
+
 ## clients: real third-party clients (TS SDK, conformance suite, Inspector CLI); needs `make clients-setup`.
 # npm ci refuses this lockfile (vite lists an optional dependency that is not
 # on the registry), so install from the lockfile and prove it did not move.
@@ -97,7 +102,7 @@ clients-if-node:
 
 ## bench: speed goals as ratios against baselines measured in the same run.
 # Each line prints the measured ratio (or overhead) next to its goal.
-bench: build
+bench: build otelcol
 	@echo "== sweepd: scan vs find -prune + du -s, reclaim vs rm -rf (500 projects, 200,000+ files; goals <= 1.0x, <= 1.25x)"
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./sweepd/internal/sweep/
 	@echo "== terminald: run_command(\"true\") over stdio vs fork/exec of /bin/true and bubblewrap, in three arrival patterns: back to back, Paced (25 ms between calls), AfterBurst (paced after 4 parallel calls) (goals: p50 overhead < 3 ms, <= half of bubblewrap's)"
@@ -124,6 +129,8 @@ bench: build
 	$(GO) test -run '^$$' -bench ServerBinaries -benchtime 1x -timeout 60m ./safety/mcpkit/
 	@echo "== hostile input: stdio and HTTP servers' peak RSS through every hostile input (cap 96 MiB each), 200 concurrent HTTP sessions, 1,000 idle connections"
 	$(GO) test -count=1 -run 'TestStdioHostileInput|TestHTTPHostileInput|TestHTTPConcurrentSessions|TestHTTPSlowClientAndConnectionFlood' -v ./safety/mcpkit/ | grep -E 'VmHWM|sessions x|idle connections|cut off|^(ok|FAIL|---)'
+	@echo "== telemetry: run_command(\"true\") and move_file p50, telemetry on (live local Collector) and with the Collector down, vs off, off-again is the noise floor (goal <= 1.05x each)"
+	BASTION_BIN=$(BIN) BASTION_OTELCOL=$(OTELCOL) $(GO) test -run '^$$' -bench TelemetryOverhead -benchtime 1x ./scripts/democlient/ | grep -E 'p50|^(ok|FAIL)'
 	@$(MAKE) --no-print-directory bench-scale
 
 ## bench-scale: the 2,002,000-file tree, built once by scripts/bench/tree.sh and cached outside the
