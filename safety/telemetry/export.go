@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
@@ -119,49 +120,129 @@ func (d *drops) say(err error) {
 	})
 }
 
-// spanQueue admits at most QueueSize spans that the batch processor has
-// not handed to the exporter yet, so the processor's own queue never
-// overflows unseen: a span past the bound is counted as dropped here.
+// spanQueue is the batch span processor: it keeps at most QueueSize ended
+// spans in a slice and a background worker hands them to the OTLP exporter
+// every BatchDelay (or as soon as a batch is full). Unlike the SDK's batch
+// processor it wakes no goroutine per span, which on a busy machine costs
+// a tool call a context switch. A span past the bound is counted as
+// dropped.
 type spanQueue struct {
-	next    sdktrace.SpanProcessor
-	pending *atomic.Int64
-	drops   *drops
+	exp   sdktrace.SpanExporter
+	drops *drops
+
+	mu      sync.Mutex
+	buf     []sdktrace.ReadOnlySpan
+	closed  bool
+	kick    chan struct{}
+	done    chan struct{}      // closed by Shutdown
+	stopped chan struct{}      // closed by run after its last export
+	flush   chan chan struct{} // ForceFlush's requests
 }
+
+// spanBatch is how many spans one export carries at most.
+const spanBatch = 512
 
 func newSpanQueue(exp sdktrace.SpanExporter, d *drops) sdktrace.SpanProcessor {
-	pending := new(atomic.Int64)
-	bsp := sdktrace.NewBatchSpanProcessor(&countingSpanExporter{SpanExporter: exp, pending: pending, drops: d},
-		sdktrace.WithMaxQueueSize(QueueSize), sdktrace.WithBatchTimeout(BatchDelay), sdktrace.WithExportTimeout(ExportTimeout))
-	return &spanQueue{next: bsp, pending: pending, drops: d}
+	q := &spanQueue{exp: exp, drops: d, kick: make(chan struct{}, 1), done: make(chan struct{}),
+		stopped: make(chan struct{}), flush: make(chan chan struct{})}
+	go q.run()
+	return q
 }
 
-func (q *spanQueue) OnStart(ctx context.Context, s sdktrace.ReadWriteSpan) {}
+func (q *spanQueue) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
 func (q *spanQueue) OnEnd(s sdktrace.ReadOnlySpan) {
-	if q.pending.Add(1) > QueueSize {
-		q.pending.Add(-1)
+	if !s.SpanContext().IsSampled() {
+		return
+	}
+	q.mu.Lock()
+	if q.closed || len(q.buf) >= QueueSize {
+		q.mu.Unlock()
 		q.drops.add("traces", 1, nil)
 		return
 	}
-	q.next.OnEnd(s)
-}
-
-func (q *spanQueue) Shutdown(ctx context.Context) error   { return q.next.Shutdown(ctx) }
-func (q *spanQueue) ForceFlush(ctx context.Context) error { return q.next.ForceFlush(ctx) }
-
-type countingSpanExporter struct {
-	sdktrace.SpanExporter
-	pending *atomic.Int64
-	drops   *drops
-}
-
-func (e *countingSpanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	e.pending.Add(-int64(len(spans)))
-	err := e.SpanExporter.ExportSpans(ctx, spans)
-	if err != nil {
-		e.drops.add("traces", len(spans), err)
+	q.buf = append(q.buf, s)
+	full := len(q.buf) == spanBatch
+	q.mu.Unlock()
+	if full {
+		select {
+		case q.kick <- struct{}{}:
+		default:
+		}
 	}
-	return err
+}
+
+// run exports what has queued up every BatchDelay, when a batch is full,
+// and when asked to flush; it ends after the last export at Shutdown.
+func (q *spanQueue) run() {
+	defer close(q.stopped)
+	t := time.NewTicker(BatchDelay)
+	defer t.Stop()
+	for {
+		var ack chan struct{}
+		select {
+		case <-t.C:
+		case <-q.kick:
+		case ack = <-q.flush:
+		case <-q.done:
+			q.export()
+			return
+		}
+		q.export()
+		if ack != nil {
+			close(ack)
+		}
+	}
+}
+
+// export sends everything queued, in batches, each within ExportTimeout.
+func (q *spanQueue) export() {
+	q.mu.Lock()
+	buf := q.buf
+	q.buf = nil
+	q.mu.Unlock()
+	for len(buf) > 0 {
+		n := min(len(buf), spanBatch)
+		ctx, cancel := context.WithTimeout(context.Background(), ExportTimeout)
+		if err := q.exp.ExportSpans(ctx, buf[:n]); err != nil {
+			q.drops.add("traces", n, err)
+		}
+		cancel()
+		buf = buf[n:]
+	}
+}
+
+func (q *spanQueue) ForceFlush(ctx context.Context) error {
+	ack := make(chan struct{})
+	select {
+	case q.flush <- ack:
+	case <-q.stopped:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-ack:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (q *spanQueue) Shutdown(ctx context.Context) error {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return nil
+	}
+	q.closed = true
+	q.mu.Unlock()
+	close(q.done)
+	select { // run's last export, each batch within ExportTimeout
+	case <-q.stopped:
+	case <-ctx.Done():
+	}
+	return q.exp.Shutdown(ctx)
 }
 
 // logQueue is spanQueue for log records.

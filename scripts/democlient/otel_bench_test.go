@@ -43,7 +43,9 @@ func p50(ds []time.Duration) time.Duration {
 // interleaved round-robin so that all three see the same machine. It
 // reports the p50 ratios on/off and down/off (goal: <= 1.05 each), and
 // off-again/off, a second server without telemetry, as the noise floor.
-// BASTION_OTEL_BENCH_CALLS sets the calls per server (default 400).
+// BASTION_OTEL_BENCH_CALLS sets the calls per server (default 400),
+// BASTION_OTEL_BENCH_TOOLS=move_file measures one tool only, and
+// BASTION_OTEL_BENCH_SIGNALS=1 adds one server per signal alone.
 func BenchmarkTelemetryOverhead(b *testing.B) {
 	bin, otelcol := otelBinaries(b)
 	col := startCollector(b, otelcol)
@@ -77,6 +79,9 @@ func BenchmarkTelemetryOverhead(b *testing.B) {
 			}{"logs", append([]string{"OTEL_TRACES_EXPORTER=none", "OTEL_METRICS_EXPORTER=none"}, on...)})
 	}
 	for _, tool := range []struct{ server, name string }{{"terminald", "run_command"}, {"organizerd", "move_file"}} {
+		if only := os.Getenv("BASTION_OTEL_BENCH_TOOLS"); only != "" && !strings.Contains(only, tool.name) {
+			continue
+		}
 		servers := make([]*server, len(modes))
 		for i, m := range modes {
 			servers[i] = startServer(b, bin, tool.server, filepath.Join(benchSandbox(b), "policy.toml"), m.env...)
