@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -26,15 +27,103 @@ type AuditRecord struct {
 
 // Audit sends one audit record as an OpenTelemetry log record and counts
 // what it says (commands run, limits hit, approvals, bytes reclaimed,
-// moves). The body is the line, redacted with the server's secret
-// patterns; bastion.audit.redacted says when that changed it (the hash is
-// the original line's, so a backend checks the chain by seq, prev and
-// hash). It only enqueues: it never waits for the Collector.
+// moves). The caller only queues the record (at most QueueSize wait; past
+// that they are dropped and counted): a background worker redacts it,
+// builds the log record and counts, so the audit log's next append never
+// waits for any of it. The body is the line, redacted with the server's
+// secret patterns; bastion.audit.redacted says when that changed it (the
+// hash is the original line's, so a backend checks the chain by seq, prev
+// and hash).
 func Audit(r AuditRecord) {
 	s := cur.Load()
 	if s == nil {
 		return
 	}
+	s.audits.add(r)
+}
+
+// auditQueue holds audit records until the worker sends them.
+type auditQueue struct {
+	s       *state
+	mu      sync.Mutex
+	buf     []AuditRecord
+	closed  bool
+	kick    chan struct{}
+	done    chan struct{}
+	stopped chan struct{}
+}
+
+func newAuditQueue(s *state) *auditQueue {
+	q := &auditQueue{s: s, kick: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
+	go q.run()
+	return q
+}
+
+func (q *auditQueue) add(r AuditRecord) {
+	q.mu.Lock()
+	if q.closed || len(q.buf) >= QueueSize {
+		q.mu.Unlock()
+		q.s.drops.add("logs", 1, nil)
+		return
+	}
+	q.buf = append(q.buf, r)
+	full := len(q.buf) == QueueSize/4
+	q.mu.Unlock()
+	if full {
+		select {
+		case q.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// auditDelay is how long an audit record waits for the worker at most.
+const auditDelay = 200 * time.Millisecond
+
+func (q *auditQueue) run() {
+	defer close(q.stopped)
+	t := time.NewTicker(auditDelay)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-q.kick:
+		case <-q.done:
+			q.drain()
+			return
+		}
+		q.drain()
+	}
+}
+
+func (q *auditQueue) drain() {
+	q.mu.Lock()
+	buf := q.buf
+	q.buf = nil
+	q.mu.Unlock()
+	for _, r := range buf {
+		q.s.send(r)
+	}
+}
+
+// close sends what is queued and stops the worker, within ctx.
+func (q *auditQueue) close(ctx context.Context) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	q.closed = true
+	q.mu.Unlock()
+	close(q.done)
+	select {
+	case <-q.stopped:
+	case <-ctx.Done():
+	}
+}
+
+// send counts one record and emits it as a log record.
+func (s *state) send(r AuditRecord) {
 	ctx := context.Background()
 	s.m.records.Add(ctx, 1, metric.WithAttributes(attribute.String("bastion.audit.kind", r.Kind)))
 	s.count(ctx, r)

@@ -87,6 +87,7 @@ type state struct {
 	m      *instruments
 	redact *redact.Set
 	drops  *drops
+	audits *auditQueue
 }
 
 var cur atomic.Pointer[state]
@@ -167,6 +168,7 @@ func Setup(o Options) (shutdown func(), err error) {
 	// counter's one log line, never to stderr once per batch.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { s.drops.say(err) }))
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	s.audits = newAuditQueue(s)
 	cur.Store(s)
 	o.Logger.Info("telemetry on", "to", plan.String())
 	var once sync.Once
@@ -175,6 +177,7 @@ func Setup(o Options) (shutdown func(), err error) {
 			cur.Store(nil)
 			ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 			defer cancel()
+			s.audits.close(ctx) // the last records go to the log queue first
 			var errs []error
 			for _, f := range shut {
 				errs = append(errs, f(ctx))
