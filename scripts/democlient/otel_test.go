@@ -833,3 +833,82 @@ func TestTelemetrySecretsNeverReachCollector(t *testing.T) {
 		t.Error("no redaction marker reached the Collector: the test planted nothing the audit log holds")
 	}
 }
+
+// TestTelemetryHTTPTraceparentHeaderContinuesTrace serves organizerd over
+// Streamable HTTP and sends the W3C traceparent as an HTTP header (no
+// _meta): the server span continues the caller's trace, as behind a
+// gateway that propagates by header.
+func TestTelemetryHTTPTraceparentHeaderContinuesTrace(t *testing.T) {
+	bin, otelcol := otelBinaries(t)
+	col := startCollector(t, otelcol)
+	sandbox := demoSandbox(t)
+	policy := filepath.Join(sandbox, "policy.toml")
+	addr := freeAddr(t)
+	cmd := exec.Command(filepath.Join(bin, "organizerd"), "--config", policy, "--http", addr)
+	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+col.grpc, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc")
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			_ = cmd.Process.Signal(os.Interrupt)
+			_ = cmd.Wait()
+		}
+	}
+	t.Cleanup(stop)
+	const spanID = "b7ad6b7169203331"
+	c, err := client.NewStreamableHttpClient("http://"+addr+"/mcp",
+		transport.WithHTTPHeaders(map[string]string{"traceparent": "00-" + clientTraceID + "-" + spanID + "-01"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		if conn, err := net.Dial("tcp", addr); err == nil {
+			conn.Close()
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("organizerd did not listen: %s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = "2025-06-18"
+	init.Params.ClientInfo = mcp.Implementation{Name: "otel-test", Version: "0"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatalf("initialize: %v\n%s", err, stderr.String())
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "plan_organize"
+	if _, err := c.CallTool(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Close()
+	stop()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := readCollector(t, col.out)
+		if s := findSpan(got, "organizerd", "tools/call plan_organize", nil); s != nil {
+			if s.TraceID != clientTraceID || s.Parent != spanID {
+				t.Errorf("the span is in trace %s under %s, not the caller's %s under %s", s.TraceID, s.Parent, clientTraceID, spanID)
+			}
+			if s.Attrs["mcp.session.id"] == "" || s.Attrs["mcp.session.id"] == "stdio" {
+				t.Errorf("over HTTP the span's mcp.session.id is %q, want the Mcp-Session-Id", s.Attrs["mcp.session.id"])
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no tools/call plan_organize span reached the Collector; spans: %v", spanNames(got, "organizerd"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
