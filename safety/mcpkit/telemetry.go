@@ -151,7 +151,8 @@ type serverSpan struct {
 	sp     trace.Span
 	method string
 	tool   string
-	code   string
+	code   string // error.type: the result code of a failed call
+	result string // bastion.result.code: a tool call's result code, OK included
 	start  time.Time
 }
 
@@ -185,6 +186,9 @@ func (s *serverSpan) SetStatus(code tracing.StatusCode, _ string) {
 }
 
 func (s *serverSpan) End() {
+	if s.result != "" {
+		s.sp.SetAttributes(attribute.String("bastion.result.code", s.result))
+	}
 	if s.code != "" {
 		s.sp.SetAttributes(attribute.String("error.type", s.code))
 		s.sp.SetStatus(codes.Error, s.code)
@@ -194,22 +198,22 @@ func (s *serverSpan) End() {
 }
 
 // recordResult puts a tool result's code on the request's span
-// (error.type unless OK) and counts a refusal by code and rule.
+// (bastion.result.code always; error.type unless the call succeeded: OK or
+// OUTPUT_TRUNCATED) and counts a refusal by code and rule.
 func recordResult(ctx context.Context, tool string, r result.OperationResult) {
 	s := serverSpanFrom(ctx)
 	if s == nil {
 		return
 	}
-	if r.Code == result.OK {
-		s.code = ""
+	s.result = string(r.Code)
+	if r.Code == result.OK || r.Code == result.OutputTruncated {
+		s.code = "" // a success: no error.type
 		return
 	}
 	s.code = string(r.Code)
-	if r.Code != result.OutputTruncated {
-		var rule string
-		if d, ok := r.Detail.(map[string]any); ok {
-			rule, _ = d["rule"].(string)
-		}
-		telemetry.Refusal(tool, string(r.Code), rule)
+	var rule string
+	if d, ok := r.Detail.(map[string]any); ok {
+		rule, _ = d["rule"].(string)
 	}
+	telemetry.Refusal(tool, string(r.Code), rule)
 }

@@ -407,6 +407,9 @@ func TestTelemetryDemoSessionReachesCollector(t *testing.T) {
 	if s := findSpan(got, "terminald", "tools/call run_command", map[string]string{"error.type": "POLICY_DENIED"}); s == nil {
 		t.Error("terminald: no run_command span with error.type POLICY_DENIED (rm -rf / was refused)")
 	}
+	if s := findSpan(got, "organizerd", "tools/call move_file", map[string]string{"bastion.result.code": "OK"}); s == nil || s.Attrs["error.type"] != "" {
+		t.Errorf("organizerd: no successful move_file span with bastion.result.code OK and no error.type: %v", s)
+	}
 	for _, c := range []struct{ svc, parent, child string }{
 		{"terminald", "tools/call run_command", "sandbox.run"},
 		{"sweepd", "tools/call reclaim", "reclaim.delete"},
