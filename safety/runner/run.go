@@ -96,7 +96,13 @@ func refusal(err error) Outcome {
 // the line judged again afterwards (recheck) names the same executable
 // and working directory; nothing is held open while the person decides.
 func (r *Runner) Run(ctx context.Context, req Request) Outcome {
+	_, span := telemetry.Start(ctx, "policy.decide")
 	j, err := r.judge(req)
+	if err != nil {
+		span.Code(string(result.CodeOf(err)))
+	}
+	span.Set(telemetry.String("bastion.rule", j.ev.Decision.Rule))
+	span.End()
 	if err != nil {
 		if req.Answered && j.ev.Decision.Ask {
 			err = errChanged("the command or its working directory changed ("+result.Reason(err)+")", err)

@@ -412,6 +412,7 @@ func TestTelemetryDemoSessionReachesCollector(t *testing.T) {
 	}
 	for _, c := range []struct{ svc, parent, child string }{
 		{"terminald", "tools/call run_command", "sandbox.run"},
+		{"terminald", "tools/call run_command", "policy.decide"},
 		{"sweepd", "tools/call reclaim", "reclaim.delete"},
 		{"sweepd", "tools/call reclaim", "approval.ask"},
 	} {
