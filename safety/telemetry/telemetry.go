@@ -156,9 +156,12 @@ func Setup(o Options) (shutdown func(), err error) {
 		if err != nil {
 			return func() {}, config.Fatalf("telemetry metrics: %v", err)
 		}
+		ropts := []sdkmetric.PeriodicReaderOption{sdkmetric.WithTimeout(ExportTimeout)}
+		if getenv("OTEL_METRIC_EXPORT_INTERVAL") == "" { // else the SDK reads it
+			ropts = append(ropts, sdkmetric.WithInterval(MetricInterval))
+		}
 		s.mp = sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(
-			sdkmetric.NewPeriodicReader(&countingMetricExporter{Exporter: exp, drops: s.drops},
-				sdkmetric.WithInterval(MetricInterval), sdkmetric.WithTimeout(ExportTimeout))))
+			sdkmetric.NewPeriodicReader(&countingMetricExporter{Exporter: exp, drops: s.drops}, ropts...)))
 		meter = s.mp.Meter(scope)
 		shut = append(shut, s.mp.Shutdown)
 	}

@@ -82,8 +82,15 @@ func freeAddr(t testing.TB) string {
 // until both accept connections.
 func startCollector(t testing.TB, path string) *collector {
 	t.Helper()
+	return startCollectorOn(t, path, freeAddr(t), freeAddr(t))
+}
+
+// startCollectorOn starts the Collector on the given gRPC and HTTP
+// addresses.
+func startCollectorOn(t testing.TB, path, grpcAddr, httpAddr string) *collector {
+	t.Helper()
 	dir := t.TempDir()
-	c := &collector{out: filepath.Join(dir, "otlp.json"), grpc: freeAddr(t), http: freeAddr(t), log: &bytes.Buffer{}}
+	c := &collector{out: filepath.Join(dir, "otlp.json"), grpc: grpcAddr, http: httpAddr, log: &bytes.Buffer{}}
 	cfg := fmt.Sprintf(`receivers:
   otlp:
     protocols:
@@ -717,7 +724,9 @@ func countOutcomes(t testing.TB, path, action string) int {
 // move_file against a Collector that was never started, one that accepts
 // and never answers (10,000 calls, memory watched), and one killed
 // mid-run: every call answers normally, the local audit log has every
-// record, and the server says once that telemetry is being dropped.
+// record, the server says once that telemetry is being dropped, and a
+// Collector started again on the killed one's address receives the count
+// of what was dropped.
 func TestTelemetryCollectorDownSlowOrKilledCostsNothing(t *testing.T) {
 	bin, otelcol := otelBinaries(t)
 	// A call that waited for the Collector would wait for the exporter's
@@ -740,6 +749,18 @@ func TestTelemetryCollectorDownSlowOrKilledCostsNothing(t *testing.T) {
 			return col.http, col.kill
 		}},
 	}
+	// After the run that killed its Collector, one comes back on the same
+	// address and receives bastion.telemetry.dropped, counting what was lost.
+	droppedReachesRestarted := func(t *testing.T, addr string) {
+		col := startCollectorOn(t, otelcol, freeAddr(t), addr)
+		deadline := time.Now().Add(45 * time.Second)
+		for !hasMetric(readCollector(t, col.out), "organizerd", "bastion.telemetry.dropped") {
+			if time.Now().After(deadline) {
+				t.Fatal("the restarted Collector never received bastion.telemetry.dropped")
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			sandbox := demoSandbox(t)
@@ -751,6 +772,9 @@ func TestTelemetryCollectorDownSlowOrKilledCostsNothing(t *testing.T) {
 			before := s.rss(t)
 			slowest = max(slowest, moveBackAndForth(t, s, c.calls-warm, onHalf))
 			after := s.rss(t)
+			if c.name == "killed mid-run" {
+				droppedReachesRestarted(t, addr)
+			}
 			if slowest > bound {
 				t.Errorf("the slowest move_file took %v (bound %v)", slowest, bound)
 			}
