@@ -80,6 +80,10 @@ func (p TelemetryPlan) String() string {
 		}
 	}
 	ep := p.Endpoint
+	if u, err := url.Parse(ep); err == nil && u.User != nil {
+		u.User = url.User("REDACTED") // never print a password
+		ep = u.String()
+	}
 	if ep == "" {
 		ep = "the OTLP default (" + defaultEndpoint(p.Protocol) + ")"
 	}

@@ -144,3 +144,13 @@ func TestHungCollectorNeverDelaysTheCaller(t *testing.T) {
 		t.Error("still on after shutdown")
 	}
 }
+
+func TestCheckLineNeverShowsAnEndpointPassword(t *testing.T) {
+	p, err := config.Telemetry{}.Resolve(env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://team:s3cretpass@collector.example:4318"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := p.String(); strings.Contains(line, "s3cretpass") || !strings.Contains(line, "collector.example") {
+		t.Fatalf("check says %q", line)
+	}
+}
