@@ -48,10 +48,11 @@ type CLI struct {
 	// Logger is set by Parse: slog on stderr at --log-level.
 	Logger *slog.Logger
 
-	showVersion   bool
-	printClient   string
-	fallback      string
-	stopTelemetry func()
+	showVersion bool
+	printClient string
+	fallback    string
+
+	stopTelemetry func() // set by StartTelemetry
 }
 
 // NewCLI returns a CLI whose FlagSet already holds the shared flags.
