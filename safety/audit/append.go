@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"strconv"
 	"time"
@@ -115,10 +116,11 @@ func (l *Log) writeRecord(t *target, prefix []byte, rec record) (int64, error) {
 	return rec.Seq, nil
 }
 
-// exported is rec as telemetry takes it.
+// exported is rec as telemetry takes it: its own copy of the line and of
+// the fields' top level, which a worker reads after the caller has moved on.
 func exported(rec record, line []byte, hash string) telemetry.AuditRecord {
 	r := telemetry.AuditRecord{Seq: rec.Seq, Prev: rec.Prev, Hash: hash, Kind: rec.Kind, Server: rec.Server,
-		Action: rec.Action, Fields: rec.Fields, Line: append([]byte(nil), line...)}
+		Action: rec.Action, Fields: maps.Clone(rec.Fields), Line: append([]byte(nil), line...)}
 	r.Time, _ = time.Parse(time.RFC3339Nano, rec.Time)
 	if rec.Code != nil {
 		r.Code = string(*rec.Code)
