@@ -9,7 +9,7 @@ BIN      := $(CURDIR)/bin
 PKGS     := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 NODE_OK  := $(shell test -x scripts/clients/node_modules/.bin/node && scripts/clients/node_modules/.bin/node -e 'process.exit(parseInt(process.versions.node) < 22 ? 1 : 0)' 2>/dev/null && echo yes)
 
-.PHONY: all build install test dist dist-check fmt-check vet unit integration install-proof tidy-check tidy policy-docs policy-check demo clients clients-setup clients-if-node apps apps-setup bench cross clean
+.PHONY: all build install otelcol demo-otel test dist dist-check fmt-check vet unit integration install-proof tidy-check tidy policy-docs policy-check demo clients clients-setup clients-if-node apps apps-setup bench cross clean
 
 all: build
 
@@ -17,6 +17,15 @@ build:
 	@mkdir -p $(BIN)
 	@for s in $(SERVERS); do $(GO) build -o $(BIN)/$$s ./$$s; done
 	@echo "built: $(addprefix bin/,$(SERVERS))"
+
+## otelcol: the test OpenTelemetry Collector (scripts/otelcol, its own module outside go.work: the
+## Collector's OTLP receiver and the contrib file exporter, one release), built once into bin/ and
+## rebuilt only when its module changes. The telemetry tests in scripts/democlient fail without it.
+OTELCOL := $(BIN)/otelcol-bastion
+otelcol: $(OTELCOL)
+$(OTELCOL): scripts/otelcol/main.go scripts/otelcol/go.mod scripts/otelcol/go.sum
+	@mkdir -p $(BIN)
+	cd scripts/otelcol && GOWORK=off $(GO) build -o $(OTELCOL) .
 
 ## install: go install the three servers from this clone (into $GOBIN, else $(go env GOPATH)/bin):
 ## today's way to install, until `go install ...@latest` works after the first release.
@@ -38,10 +47,10 @@ vet:
 	$(GO) vet $(PKGS)
 
 # unit prints each package's ok/FAIL line as it finishes (the full log is .bench/unit.log).
-unit:
+unit: build otelcol
 	@mkdir -p .bench
 	@echo "$(GO) test -race -count=1 -v $(PKGS)   (full log: .bench/unit.log)"
-	@$(GO) test -race -count=1 -v $(PKGS) 2>&1 | tee .bench/unit.log | { grep --line-buffered -E '^(ok |FAIL|panic:)' || true; } || \
+	@BASTION_BIN=$(BIN) BASTION_OTELCOL=$(OTELCOL) $(GO) test -race -count=1 -v $(PKGS) 2>&1 | tee .bench/unit.log | { grep --line-buffered -E '^(ok |FAIL|panic:)' || true; } || \
 	  { grep -E -- '^(--- FAIL|FAIL|panic:)|_test.go:[0-9]+' .bench/unit.log | head -80; exit 1; }
 	@if grep -q -- '--- SKIP' .bench/unit.log; then echo "tests reported SKIP (not allowed on Linux):"; grep -- '--- SKIP' .bench/unit.log; exit 1; fi
 
@@ -81,6 +90,11 @@ demo: build
 	echo "sandbox: $$d"; \
 	$(GO) run ./scripts/democlient -bin $(BIN) -sandbox "$$d"
 
+## demo-otel: the demo session with telemetry on, sent to the test Collector, printed as trace trees,
+## metrics and the audit log records (docs/telemetry.md).
+demo-otel: build otelcol
+	bash scripts/demo-otel.sh $(BIN) $(OTELCOL)
+
 ## clients: real third-party clients (TS SDK, conformance suite, Inspector CLI); needs `make clients-setup`
 ## (Node 22), and fails without it.
 # npm ci refuses this lockfile (vite lists an optional dependency that is not
@@ -110,7 +124,7 @@ clients-if-node:
 
 ## bench: speed goals as ratios against baselines measured in the same run.
 # Each line prints the measured ratio (or overhead) next to its goal.
-bench: build
+bench: build otelcol
 	@echo "== sweepd: scan vs find -prune + du -s, reclaim vs rm -rf (500 projects, 200,000+ files; goals <= 1.0x, <= 1.25x)"
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./sweepd/internal/sweep/
 	@echo "== terminald: run_command(\"true\") over stdio vs fork/exec of /bin/true and bubblewrap, in three arrival patterns: back to back, Paced (25 ms between calls), AfterBurst (paced after 4 parallel calls) (goals: p50 overhead < 3 ms, <= half of bubblewrap's)"
@@ -144,6 +158,8 @@ bench: build
 	@echo "== views: the sweepd scan view rendering 500 finds in headless chromium (goal < 500 ms; needs make apps-setup and chromium); the views' share of each binary"
 	PATH="$(CURDIR)/scripts/clients/node_modules/.bin:$$PATH" node scripts/apps/bench.mjs $(BIN)
 	@echo "embedded view bytes: $$(cat safety/mcpkit/view/* sweepd/internal/sweep/view/* | wc -c) in sweepd, $$(cat safety/mcpkit/view/* organizerd/internal/organizer/view/* | wc -c) in organizerd (budget 300 KB each)"
+	@echo "== telemetry: run_command(\"true\") and move_file p50, telemetry on (live local Collector) and with the Collector down, vs off, off-again is the noise floor (goal <= 1.05x each)"
+	BASTION_BIN=$(BIN) BASTION_OTELCOL=$(OTELCOL) $(GO) test -run '^$$' -bench TelemetryOverhead -benchtime 1x ./scripts/democlient/ | grep -E 'p50|^(ok|FAIL)'
 	@$(MAKE) --no-print-directory bench-scale
 
 ## bench-scale: the 2,002,000-file tree, built once by scripts/bench/tree.sh and cached outside the

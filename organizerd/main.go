@@ -48,6 +48,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := pol.UseCommandLineRoots("organizerd", cli.Roots); err != nil {
 		return config.Exit(stderr, err)
 	}
+	if err := cli.StartTelemetry(pol); err != nil {
+		return config.Exit(stderr, err)
+	}
+	defer cli.StopTelemetry() // runs after the audit log closes (deferred earlier), so its last records are sent
 	o := pol.Organizer
 	root, err := mcpkit.OpenRoot("workspace", o.WorkspaceRoot,
 		"pass --root DIR or DIR, set $"+config.EnvWorkspaceRoot+", or set [organizer] workspace_root in the policy file; organizerd never picks a folder by itself")

@@ -48,6 +48,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := pol.UseCommandLineRoots("sweepd", cli.Roots); err != nil {
 		return config.Exit(stderr, err)
 	}
+	if err := cli.StartTelemetry(pol); err != nil {
+		return config.Exit(stderr, err)
+	}
+	defer cli.StopTelemetry() // runs after the audit log closes (deferred earlier), so its last records are sent
 	all := pol.MainRoots("sweepd")
 	if len(all) == 0 {
 		return config.Exit(stderr, config.Fatalf("no root: pass --root DIR (repeatable) or DIR, set $%s, or set [sweep] roots in the policy file; sweepd never picks a root by itself", config.EnvSweepRoots))

@@ -64,6 +64,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := pol.UseCommandLineRoots("terminald", cli.Roots); err != nil {
 		return config.Exit(stderr, err)
 	}
+	if err := cli.StartTelemetry(pol); err != nil {
+		return config.Exit(stderr, err)
+	}
+	defer cli.StopTelemetry() // runs after the audit log closes (deferred earlier), so its last records are sent
 	root, err := mcpkit.OpenRoot("jail_root", pol.Terminal.JailRoot,
 		"pass --root DIR or DIR, set $"+config.EnvJailRoot+", or set [terminal] jail_root in the policy file; terminald never picks a directory by itself")
 	if err != nil {

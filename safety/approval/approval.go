@@ -30,6 +30,7 @@ import (
 
 	"github.com/bastion-mcp/bastion/safety/audit"
 	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/telemetry"
 )
 
 // Who confirms an operation: the person (through the client) or the agent
@@ -140,7 +141,9 @@ func (v Verdict) Done(code result.Code) {
 
 // Ask asks the person q, unless this session already allowed the same
 // binding. See the package doc for the two kinds of client.
-func (a *Asker) Ask(ctx context.Context, req mcp.CallToolRequest, q Question) Verdict {
+func (a *Asker) Ask(ctx context.Context, req mcp.CallToolRequest, q Question) (v Verdict) {
+	ctx, span := telemetry.Start(ctx, "approval.ask", telemetry.String("gen_ai.tool.name", q.Action))
+	defer func() { span.Set(telemetry.String("bastion.answer", v.answer())); span.End() }()
 	sid := sessionID(ctx)
 	if sid == "" {
 		q.Session = false // a stateless client has no session to remember an approval for
@@ -325,4 +328,19 @@ func (a *Asker) For(req mcp.CallToolRequest) Call {
 		c.Ask = func(ctx context.Context, q Question) Verdict { return a.Ask(ctx, req, q) }
 	}
 	return c
+}
+
+// answer is the verdict in one word, for telemetry.
+func (v Verdict) answer() string {
+	switch {
+	case v.Approval != nil && v.Approval.Answer != "":
+		return v.Approval.Answer
+	case v.Pending:
+		return "pending"
+	case v.ByAgent:
+		return "agent"
+	case v.Err != nil:
+		return string(result.CodeOf(v.Err))
+	}
+	return "none"
 }

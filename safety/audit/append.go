@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/bastion-mcp/bastion/safety/internal/fsx"
 	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/telemetry"
 )
 
 // append writes one record and returns its seq. Every failure leaves the
@@ -20,11 +22,33 @@ import (
 // A lazy record is written before append returns and fsync'd in the
 // background (see OutcomeLazy).
 func (l *Log) append(kind, action string, intent *string, code *result.Code, fields map[string]any, lazy bool) (int64, error) {
+	seq, sent, err := l.appendOne(kind, action, intent, code, fields, lazy)
+	// Telemetry hears of the record after the lock is released: export
+	// never delays the next append, and never replaces this one.
+	if err != nil {
+		telemetry.AuditFailure(action)
+	}
+	for _, r := range sent {
+		telemetry.Audit(r)
+	}
+	return seq, err
+}
+
+// appendOne is append under the lock; it also returns the records written
+// (a pending recovery record, then this one) for telemetry.
+func (l *Log) appendOne(kind, action string, intent *string, code *result.Code, fields map[string]any, lazy bool) (int64, []telemetry.AuditRecord, error) {
 	if fields == nil {
 		fields = map[string]any{}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	defer func() { l.sent = nil }()
+	seq, err := l.appendChecked(kind, action, intent, code, fields, lazy)
+	return seq, l.sent, err
+}
+
+// appendChecked is appendOne's body.
+func (l *Log) appendChecked(kind, action string, intent *string, code *result.Code, fields map[string]any, lazy bool) (int64, error) {
 	if l.closed {
 		return 0, errClosed
 	}
@@ -86,7 +110,22 @@ func (l *Log) writeRecord(t *target, prefix []byte, rec record) (int64, error) {
 	l.head = head{seq: rec.Seq, hash: hashLine(line[len(prefix) : len(line)-1])}
 	t.size += int64(len(line))
 	l.known, l.knownSize = t.fi, t.size
+	if telemetry.Enabled() {
+		l.sent = append(l.sent, exported(rec, line[len(prefix):len(line)-1], l.head.hash))
+	}
 	return rec.Seq, nil
+}
+
+// exported is rec as telemetry takes it: its own copy of the line and of
+// the fields' top level, which a worker reads after the caller has moved on.
+func exported(rec record, line []byte, hash string) telemetry.AuditRecord {
+	r := telemetry.AuditRecord{Seq: rec.Seq, Prev: rec.Prev, Hash: hash, Kind: rec.Kind, Server: rec.Server,
+		Action: rec.Action, Fields: maps.Clone(rec.Fields), Line: append([]byte(nil), line...)}
+	r.Time, _ = time.Parse(time.RFC3339Nano, rec.Time)
+	if rec.Code != nil {
+		r.Code = string(*rec.Code)
+	}
+	return r
 }
 
 // target is the log file one append writes to, opened and stat'ed under

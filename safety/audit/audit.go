@@ -13,6 +13,7 @@ import (
 	"github.com/bastion-mcp/bastion/safety/ids"
 	"github.com/bastion-mcp/bastion/safety/internal/fsx"
 	"github.com/bastion-mcp/bastion/safety/result"
+	"github.com/bastion-mcp/bastion/safety/telemetry"
 )
 
 // The fail modes.
@@ -88,6 +89,9 @@ type Log struct {
 	// lazyErr is the failure of one, refusing the next record once.
 	lazy    sync.WaitGroup
 	lazyErr error
+	// sent are the records this append wrote, for telemetry (only while
+	// telemetry is on).
+	sent []telemetry.AuditRecord
 }
 
 // Refusals and failures carried inside the errors this package returns.

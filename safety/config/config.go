@@ -51,6 +51,7 @@ type Policy struct {
 	Organizer     Organizer `toml:"organizer" json:"organizer"`
 	Radar         Radar     `toml:"radar" json:"radar"`
 	Approval      Approval  `toml:"approval" json:"approval"`
+	Telemetry     Telemetry `toml:"telemetry" json:"telemetry"`
 
 	// File is the policy file's absolute path ("" when none was given).
 	File string `toml:"-" json:"-"`
@@ -662,6 +663,9 @@ func (p *Policy) validateShared() error {
 		return err
 	}
 	if err := p.Audit.validate(); err != nil {
+		return err
+	}
+	if err := p.Telemetry.validate(); err != nil {
 		return err
 	}
 	return p.Terminal.Validate()

@@ -72,6 +72,13 @@ func (p *Policy) Effective(server string, o CheckOptions) *Effective {
 		e.audit(p, server, stateDir, roots)
 	}
 	e.leaving(p, server)
+	if server != "radar" {
+		if plan, err := p.Telemetry.Resolve(nil); err != nil {
+			e.Errorf("%s", err)
+		} else {
+			e.set("telemetry", "%s", plan)
+		}
+	}
 	if len(p.Redaction.Patterns) > 0 || p.Redaction.Entropy {
 		e.set("redaction", "%d extra pattern(s), entropy %v", len(p.Redaction.Patterns), p.Redaction.Entropy)
 	}

@@ -98,7 +98,7 @@ var viewCSP = map[string]any{"connectDomains": []string{}, "resourceDomains": []
 // resources/list and resources/read carry the view's ui:// resource. A
 // client without the extension sees exactly the tools and resources of a
 // server without views, and reading a view is refused for it. Pass the
-// options to NewServer; they set the server's hooks (server.WithHooks).
+// options to NewServer; they add to the server's hooks (withHooks).
 func WithViews(views ...View) []server.ServerOption {
 	byTool := map[string]string{}
 	isView := map[string]bool{}
@@ -112,12 +112,13 @@ func WithViews(views ...View) []server.ServerOption {
 		s := server.ClientSessionFromContext(ctx)
 		return s != nil && SpeaksUI(s)
 	}
-	hooks := &server.Hooks{}
-	hooks.AddAfterListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, r *mcp.ListResourcesResult) {
-		if r == nil || speaks(ctx) {
-			return
-		}
-		r.Resources = slices.DeleteFunc(r.Resources, func(res mcp.Resource) bool { return isView[res.URI] })
+	hooks := withHooks(func(h *server.Hooks) {
+		h.AddAfterListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, r *mcp.ListResourcesResult) {
+			if r == nil || speaks(ctx) {
+				return
+			}
+			r.Resources = slices.DeleteFunc(r.Resources, func(res mcp.Resource) bool { return isView[res.URI] })
+		})
 	})
 	filter := func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 		if !speaks(ctx) {
@@ -143,7 +144,7 @@ func WithViews(views ...View) []server.ServerOption {
 			})
 		}
 	}
-	return []server.ServerOption{server.WithHooks(hooks), server.WithToolFilter(filter), add}
+	return []server.ServerOption{hooks, server.WithToolFilter(filter), add}
 }
 
 // SpeaksUI reports whether the session's client declared the MCP Apps

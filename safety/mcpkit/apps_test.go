@@ -217,3 +217,16 @@ func TestViewKitLoadsNothingAndWritesNoMarkup(t *testing.T) {
 		}
 	}
 }
+
+// TestViewsKeepTheTelemetryHooks: the views' hook (hiding their resources
+// from clients without the extension) and telemetry's (the JSON-RPC id and
+// protocol version on the server span) are both in force on one server,
+// whichever option came first. mcp-go's WithHooks replaces the server's
+// hooks, which once left a server with views without telemetry's.
+func TestViewsKeepTheTelemetryHooks(t *testing.T) {
+	v := View{URI: "ui://test/v", Name: "v", Description: "a view", HTML: []byte("<p>" + ViewKit + "</p>"), Tools: []string{"t"}}
+	h := NewServer("t", "0", "", WithViews(v)...).GetHooks()
+	if h == nil || len(h.OnBeforeAny) != 1 || len(h.OnError) != 1 || len(h.OnAfterListResources) != 1 {
+		t.Fatalf("hooks after telemetry then views: %+v", h)
+	}
+}

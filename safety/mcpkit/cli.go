@@ -63,6 +63,8 @@ type CLI struct {
 	fallback    string
 	takesRoots  bool
 	rootFlag    rootList
+
+	stopTelemetry func() // set by StartTelemetry
 }
 
 // rootList is a repeatable --root flag; Get returns every value, so

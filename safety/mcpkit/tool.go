@@ -107,6 +107,7 @@ func Handle[T any](action string, log *slog.Logger, f Func[T]) server.ToolHandle
 				r := result.With(action, result.InternalError,
 					"the server hit an internal error; the operation did not complete and the server keeps serving", nil, start)
 				notifyLog(ctx, r)
+				recordResult(ctx, action, r)
 				res = ToResult(r)
 				err = nil
 			}
@@ -117,6 +118,7 @@ func Handle[T any](action string, log *slog.Logger, f Func[T]) server.ToolHandle
 		if rerr := DecodeArgs(req.GetRawArguments(), &args); rerr != nil {
 			r := result.Fail(action, rerr, nil, start)
 			notifyLog(ctx, r)
+			recordResult(ctx, action, r)
 			return ToResult(r), nil
 		}
 		p := &pending{}
@@ -132,6 +134,7 @@ func Handle[T any](action string, log *slog.Logger, f Func[T]) server.ToolHandle
 			r.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 		}
 		notifyLog(ctx, r)
+		recordResult(ctx, action, r)
 		return appendLinks(ToResult(r), links), nil
 	}
 }
@@ -191,5 +194,21 @@ func NewServer(name, version, instructions string, opts ...server.ServerOption) 
 		server.WithLogging(),
 		server.WithInstructions(instructions),
 	}
+	base = append(base, telemetryOptions()...)
 	return server.NewMCPServer(name, version, append(base, opts...)...)
+}
+
+// withHooks adds hooks to the server's one Hooks value, creating it if
+// none is set yet. mcp-go's server.WithHooks replaces the value, so two
+// options that each passed their own (telemetry's and the views') would
+// leave only the later one's hooks in force.
+func withHooks(add func(*server.Hooks)) server.ServerOption {
+	return func(s *server.MCPServer) {
+		h := s.GetHooks()
+		if h == nil {
+			h = &server.Hooks{}
+			server.WithHooks(h)(s)
+		}
+		add(h)
+	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/risk"
+	"github.com/bastion-mcp/bastion/safety/telemetry"
 )
 
 // MaxIDs is how many ids one request may name.
@@ -267,7 +268,12 @@ func (r *Reclaimer) one(ctx context.Context, id string, dry bool) Outcome {
 	if dry {
 		return verify(t, g, out)
 	}
-	return r.remove(t, g, out)
+	_, span := telemetry.Start(ctx, "reclaim.delete", telemetry.String("bastion.kind", t.Kind))
+	out = r.remove(t, g, out)
+	span.Set(telemetry.Int("bastion.bytes", out.SizeBytes))
+	span.Code(string(out.Code))
+	span.End()
+	return out
 }
 
 // gitCheck refuses a find that holds files git tracks (by the scan's walk

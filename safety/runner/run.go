@@ -15,6 +15,7 @@ import (
 	"github.com/bastion-mcp/bastion/safety/redact"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/sandbox"
+	"github.com/bastion-mcp/bastion/safety/telemetry"
 )
 
 // Request is one command to run.
@@ -105,7 +106,13 @@ func refusal(err error) Outcome {
 // the line judged again afterwards (recheck) names the same executable
 // and working directory; nothing is held open while the person decides.
 func (r *Runner) Run(ctx context.Context, req Request) Outcome {
+	_, span := telemetry.Start(ctx, "policy.decide")
 	j, err := r.judge(req)
+	if err != nil {
+		span.Code(string(result.CodeOf(err)))
+	}
+	span.Set(telemetry.String("bastion.rule", j.ev.Decision.Rule))
+	span.End()
 	if err != nil {
 		if req.Answered && j.ev.Decision.Ask {
 			err = errChanged("the command or its working directory changed ("+result.Reason(err)+")", err)
@@ -202,7 +209,10 @@ func (r *Runner) execute(ctx context.Context, spec sandbox.Spec) (sandbox.Outcom
 	if err == nil {
 		s := r.spec(rd)
 		s.Path, s.Argv, s.Dir, s.Env, s.Stdout, s.Stderr = spec.Path, spec.Argv, spec.Dir, spec.Env, spec.Stdout, spec.Stderr
-		outc, err = sandbox.Run(ctx, s)
+		sctx, span := telemetry.Start(ctx, "sandbox.run")
+		outc, err = sandbox.Run(sctx, s)
+		span.Set(telemetry.Int("process.exit.code", int64(outc.ExitCode)), telemetry.String("bastion.limit", outc.Limit))
+		span.End()
 	}
 	// The private directories are emptied, and the next command's helper
 	// prepared, once this answer is on its way: doing it now would compete

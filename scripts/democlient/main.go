@@ -50,6 +50,9 @@ import (
 // fakeSecret is planted by make_demo_sandbox.sh; no answer may contain it.
 const fakeSecret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
+// traceparent is -traceparent: sent in every tool call's _meta.
+var traceparent string
+
 // opResult is the OperationResult every tool answers.
 type opResult struct {
 	OK     bool            `json:"ok"`
@@ -115,6 +118,7 @@ func main() {
 	bin := flag.String("bin", "bin", "`DIR` holding the built servers")
 	sandbox := flag.String("sandbox", "", "sandbox `DIR` made by scripts/make_demo_sandbox.sh")
 	only := flag.String("only", "", "comma-separated servers to run (default all)")
+	flag.StringVar(&traceparent, "traceparent", "", "W3C `TRACEPARENT` sent in params._meta of every tool call, so the servers' spans continue the client's trace")
 	flag.Parse()
 	if *sandbox == "" {
 		fmt.Fprintln(os.Stderr, "usage: democlient -bin DIR -sandbox DIR")
@@ -272,6 +276,9 @@ func (s *session) call(label, tool string, args map[string]any, want string) opR
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
+	if traceparent != "" {
+		req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{"traceparent": traceparent}}
+	}
 	a, _ := json.Marshal(args)
 	asked, unexpected, _ := s.person.counts()
 	res, err := s.c.CallTool(ctx, req)

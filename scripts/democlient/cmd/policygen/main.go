@@ -45,6 +45,7 @@ var enums = map[string][]string{
 	"approval.apply_plan":        config.ApprovalWho,
 	"approval.move_file":         config.ApprovalWho,
 	"approval.fallback":          config.ApprovalFallbacks,
+	"telemetry.protocol":         config.TelemetryProtocols,
 }
 
 // bounds lists the ranges of integer keys (0, the default, is always
