@@ -72,10 +72,16 @@ type Options struct {
 // restores them.
 const QuarantineDirName = "quarantine"
 
-// maxPrimed bounds the clean pairs kept with a prepared helper: two, as
-// many as run at once by default (max_concurrent), well within the four
-// helpers the sandbox keeps prepared.
-const maxPrimed = 2
+// primedDepth is how many clean pairs are kept with a prepared helper:
+// as many as run at once (max_concurrent), at least two and at most the
+// helpers the sandbox keeps prepared (sandbox.MaxPrepared). Two, not one:
+// a paced call then takes the helper prepared two calls earlier, which has
+// had two intervals to build its namespaces and view; with one, a call
+// that comes sooner than a helper's start (tens of milliseconds on a
+// loaded machine) waited for it (issue 19).
+func primedDepth(maxConcurrent int) int {
+	return min(max(2, maxConcurrent), sandbox.MaxPrepared)
+}
 
 // Runner runs commands under fixed Options.
 type Runner struct {
@@ -130,7 +136,7 @@ func New(o Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{o: o, pathEnv: strings.Join(o.Path, string(os.PathListSeparator)), confinement: conf,
-		spare: make(chan runDirs, 16), primed: make(chan runDirs, maxPrimed), slots: newSlots(o.MaxConcurrent, o.MaxQueued)}
+		spare: make(chan runDirs, 16), primed: make(chan runDirs, primedDepth(o.MaxConcurrent)), slots: newSlots(o.MaxConcurrent, o.MaxQueued)}
 	if r.runsDir, r.releaseRuns, err = sandbox.ClaimRunsDir(filepath.Join(o.StateDir, "runs"), r.reportLeftover); err != nil {
 		return nil, err
 	}

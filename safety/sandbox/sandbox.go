@@ -73,6 +73,10 @@ const (
 	ModeOff Mode = "off"
 )
 
+// MaxPrepared bounds the helpers Prepare keeps waiting for their command
+// (Linux): each is a process with its namespaces and view built.
+const MaxPrepared = 4
+
 // DefaultReadPaths is the read-only (and executable) set used when
 // Spec.ReadPaths is empty: the program and library trees, and the few files
 // under /etc and /dev that ordinary programs open (dynamic linker cache,
