@@ -56,12 +56,12 @@ func TestPreparedHelperMatchesAfterABurst(t *testing.T) {
 // TestTwoQuickCallsBothFindAHelperPrepared: right after start-up, two
 // calls in quick succession (an agent's second command sent as soon as
 // the first answered) both find a helper prepared for them, none starts
-// one on the request path: the runner keeps two prepared, not one.
+// one on the request path: the runner keeps at least two prepared.
 func TestTwoQuickCallsBothFindAHelperPrepared(t *testing.T) {
 	f := newFixture(t)
 	f.r.Prewarm()
-	if got := len(f.r.primed); got != 2 {
-		t.Fatalf("%d pairs primed after Prewarm, want 2", got)
+	if got, want := len(f.r.primed), primedDepth(f.r.o.MaxConcurrent); got != want || want < 2 {
+		t.Fatalf("%d pairs primed after Prewarm, want %d (at least 2)", got, want)
 	}
 	hits0, misses0 := sandbox.PrepareStats()
 	for i := 0; i < 2; i++ {

@@ -115,6 +115,11 @@ const prepareDelay = 5 * time.Millisecond
 // its prepared helper (issue 19). Runs take the primed pairs oldest first,
 // so the helper a run finds is the one prepared longest ago.
 func (r *Runner) prepare() {
+	// One at a time: concurrent fills (the answers of a burst) would
+	// prepare more helpers than pairs fit in primed, and the sandbox would
+	// end the oldest prepared helper, a primed pair's, to make room.
+	r.preparing.Lock()
+	defer r.preparing.Unlock()
 	for len(r.primed) < cap(r.primed) {
 		var rd runDirs
 		select {
