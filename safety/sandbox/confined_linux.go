@@ -387,8 +387,8 @@ var parked struct {
 // view, the Landlock ruleset and the confined thread that will fork the
 // command are ready (or on their way) when the command arrives. It is a
 // speed hint: a Spec it cannot prepare for is ignored, and a Run that finds
-// no prepared helper starts one itself. At most MaxPrepared wait at once
-// (the oldest is ended to make room); DiscardPrepared ends them.
+// no prepared helper starts one itself. At most twice MaxPrepared wait at
+// once (the oldest is ended to make room); DiscardPrepared ends them.
 func Prepare(s Spec) {
 	if s.validateStatic() != nil {
 		return
@@ -409,7 +409,7 @@ func Prepare(s Spec) {
 	parked.Lock()
 	parked.list = append(parked.list, e)
 	var evict *prepared
-	if len(parked.list) > MaxPrepared {
+	if len(parked.list) > 2*MaxPrepared {
 		evict, parked.list = parked.list[0], parked.list[1:]
 	}
 	parked.Unlock()
@@ -449,7 +449,7 @@ func DiscardPrepared() {
 // helpers prepared for the same private HOME (home) are ended: that HOME
 // is this run's now, and they were prepared for a run that differs (the
 // jail's protected paths or the limits changed since), so they would only
-// hold a place among the MaxPrepared until evicted.
+// hold a place among the prepared until evicted.
 func takeParked(key, home string) *warm {
 	parked.Lock()
 	var e *prepared
