@@ -127,7 +127,7 @@ clients-if-node:
 bench: build otelcol
 	@echo "== sweepd: scan vs find -prune + du -s, reclaim vs rm -rf (500 projects, 200,000+ files; goals <= 1.0x, <= 1.25x)"
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./sweepd/internal/sweep/
-	@echo "== terminald: run_command(\"true\") over stdio vs fork/exec of /bin/true and bubblewrap, in three arrival patterns: back to back, Paced (25 ms between calls), AfterBurst (paced after 4 parallel calls) (goals: p50 overhead < 3 ms, <= half of bubblewrap's)"
+	@echo "== terminald: run_command(\"true\") over stdio vs fork/exec of /bin/true and bubblewrap, in five arrival patterns: back to back (baselines between calls), NoGap (blocks of 20 calls with nothing between), Paced (25 ms between calls), AfterBurst (paced after 4 parallel calls), Bursts (4 parallel calls every 100 ms) (goals: p50 overhead < 3 ms, <= half of bubblewrap's, p99/p50 < 3)"
 	$(GO) test -run '^$$' -bench RunTrueOverStdio -benchtime 300x ./terminald/
 	@echo "== terminald sessions: start vs foreground run_command(\"true\") (goal: ratio <= 1.2), read_output with data waiting (goal: p50 < 1 ms), a session printing 50 MB (goal: server peak RSS < 64 MB)"
 	$(GO) test -run '^$$' -bench 'SessionStartVsRunTrue|ReadOutputWithDataWaiting|Session50MBOutputServerRSS' -benchtime 1x ./terminald/

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bastion-mcp/bastion/safety/sandbox"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 // TestPreparedHelperMatchesAfterABurst: after a burst of parallel calls
@@ -50,4 +51,33 @@ func TestPreparedHelperMatchesAfterABurst(t *testing.T) {
 		t.Fatalf("after a burst, %d of %d paced calls found their helper prepared (%d started one on the request path)",
 			hits-hits0, paced, misses-misses0)
 	}
+}
+
+// TestTwoQuickCallsBothFindAHelperPrepared: right after start-up, two
+// calls in quick succession (an agent's second command sent as soon as
+// the first answered) both find a helper prepared for them, none starts
+// one on the request path: the runner keeps at least two prepared.
+func TestTwoQuickCallsBothFindAHelperPrepared(t *testing.T) {
+	f := newFixture(t)
+	f.r.Prewarm()
+	if got, want := len(f.r.primed), primedDepth(f.r.o.MaxConcurrent); got != want || want < 2 {
+		t.Fatalf("%d pairs primed after Prewarm, want %d (at least 2)", got, want)
+	}
+	hits0, misses0 := sandbox.PrepareStats()
+	for i := 0; i < 2; i++ {
+		if out := f.run("pwd"); !out.Ran || out.ExitCode != 0 {
+			t.Fatalf("call %d: %s %s", i, out.Code, out.Reason)
+		}
+	}
+	hits, misses := sandbox.PrepareStats()
+	if hits-hits0 != 2 || misses != misses0 {
+		t.Fatalf("%d of 2 quick calls found their helper prepared (%d started one on the request path)", hits-hits0, misses-misses0)
+	}
+}
+
+// TestPreparedHelpersMatchUnprivileged runs the prepared-helper tests
+// above again with the server as an unprivileged user.
+func TestPreparedHelpersMatchUnprivileged(t *testing.T) {
+	testfs.RerunUnprivileged(t, "^(TestPreparedHelperMatchesAfterABurst|TestTwoQuickCallsBothFindAHelperPrepared)$",
+		examplePolicy)
 }

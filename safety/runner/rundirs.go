@@ -98,44 +98,45 @@ func (r *Runner) recycle(rd runDirs) {
 	}
 }
 
-// Prewarm makes a private directory pair and prepares a helper for it, so
-// that the first command after start-up finds its sandbox ready too.
-func (r *Runner) Prewarm() {
-	rd, err := r.makeRunDirs()
-	if err != nil {
-		return
-	}
-	select {
-	case r.spare <- rd:
-		r.prepare()
-	default:
-		_ = os.RemoveAll(rd.dir)
-	}
-}
+// Prewarm prepares the helpers of the first commands (prepare), so that
+// the first command after start-up finds its sandbox ready too.
+func (r *Runner) Prewarm() { r.prepare() }
 
 // prepareDelay is how long after a command the next one's helper is
 // prepared.
 const prepareDelay = 5 * time.Millisecond
 
-// prepare has the sandbox start the next command's helper now, for a
-// clean pair that it then keeps apart (primed), so that the next run takes
-// that very pair and finds its namespaces and view ready. A pair put back
-// at the end of the pool instead would be taken only after every other
-// spare pair: after a burst of parallel calls left several in the pool,
-// no later run matched its prepared helper (issue 19).
+// prepare has the sandbox start helpers until primedDepth clean pairs have
+// one prepared: each for a clean pair (from the pool, else a new one) that
+// it then keeps apart (primed), so that a run takes that very pair and
+// finds its namespaces and view ready. A pair put back at the end of the
+// pool instead would be taken only after every other spare pair: after a
+// burst of parallel calls left several in the pool, no later run matched
+// its prepared helper (issue 19). Runs take the primed pairs oldest first,
+// so the helper a run finds is the one prepared longest ago.
 func (r *Runner) prepare() {
-	if len(r.primed) >= cap(r.primed) {
-		return // enough helpers are ready; another would only be evicted
-	}
-	select {
-	case rd := <-r.spare:
+	// One at a time: concurrent fills (the answers of a burst) would
+	// prepare more helpers than pairs fit in primed, and the sandbox would
+	// end the oldest prepared helper, a primed pair's, to make room.
+	r.preparing.Lock()
+	defer r.preparing.Unlock()
+	for len(r.primed) < cap(r.primed) {
+		var rd runDirs
+		select {
+		case rd = <-r.spare:
+		default:
+			var err error
+			if rd, err = r.makeRunDirs(); err != nil {
+				return
+			}
+		}
 		sandbox.Prepare(r.spec(rd))
 		select {
 		case r.primed <- rd:
 		default:
 			r.recycle(rd) // a concurrent prepare filled the slots
+			return
 		}
-	default:
 	}
 }
 

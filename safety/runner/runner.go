@@ -72,10 +72,20 @@ type Options struct {
 // restores them.
 const QuarantineDirName = "quarantine"
 
-// maxPrimed bounds the clean pairs kept with a prepared helper: two, as
-// many as run at once by default (max_concurrent), well within the four
-// helpers the sandbox keeps prepared.
-const maxPrimed = 2
+// primedDepth is how many clean pairs are kept with a prepared helper:
+// twice as many as run at once (max_concurrent), at least two and at most
+// the helpers the sandbox keeps prepared (sandbox.MaxPrepared): four by
+// default. At least two: a paced call then takes the helper prepared two
+// calls earlier, which has had two intervals to build its namespaces and
+// view; with one, a call that came sooner than a helper's start (tens of
+// milliseconds on a loaded machine) waited for it (issue 19). Twice
+// max_concurrent: a burst of parallel calls beyond max_concurrent waits
+// for slots, and the calls that get them later find helpers prepared too
+// instead of starting theirs on the request path (bursts of 4 calls, A/B:
+// p50 30-62 ms against 39-78 ms with two).
+func primedDepth(maxConcurrent int) int {
+	return min(max(2, 2*maxConcurrent), sandbox.MaxPrepared)
+}
 
 // Runner runs commands under fixed Options.
 type Runner struct {
@@ -87,6 +97,8 @@ type Runner struct {
 	// spare is the pool of clean private HOME/TMPDIR pairs; primed holds
 	// the clean pairs whose helper is prepared, taken first.
 	spare, primed chan runDirs
+	// preparing serialises prepare.
+	preparing sync.Mutex
 	// closed is set by Close: pairs used after it are removed, not pooled.
 	closed atomic.Bool
 	// after counts the recycling still to run after answers; Close waits.
@@ -137,7 +149,7 @@ func New(o Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{o: o, pathEnv: strings.Join(o.Path, string(os.PathListSeparator)), confinement: conf,
-		spare: make(chan runDirs, 16), primed: make(chan runDirs, maxPrimed), slots: newSlots(o.MaxConcurrent, o.MaxQueued),
+		spare: make(chan runDirs, 16), primed: make(chan runDirs, primedDepth(o.MaxConcurrent)), slots: newSlots(o.MaxConcurrent, o.MaxQueued),
 		outside: outsideView(o)}
 	if r.runsDir, r.releaseRuns, err = sandbox.ClaimRunsDir(filepath.Join(o.StateDir, "runs"), r.reportLeftover); err != nil {
 		return nil, err

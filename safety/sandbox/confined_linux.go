@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -376,13 +377,12 @@ func (w *warm) answer() helperResult {
 	return r
 }
 
-// maxParked bounds the prepared helpers kept waiting.
-const maxParked = 4
-
-// prepared is a helper being started, or started, for a key.
+// prepared is a helper being started, or started, for a key (and the
+// private HOME it was prepared for).
 type prepared struct {
-	key string
-	w   chan *warm // receives the helper (nil if it could not start), once
+	key  string
+	home string
+	w    chan *warm // receives the helper (nil if it could not start), once
 }
 
 var parked struct {
@@ -397,8 +397,8 @@ var parked struct {
 // view, the Landlock ruleset and the confined thread that will fork the
 // command are ready (or on their way) when the command arrives. It is a
 // speed hint: a Spec it cannot prepare for is ignored, and a Run that finds
-// no prepared helper starts one itself. At most four wait at once;
-// DiscardPrepared ends them.
+// no prepared helper starts one itself. At most twice MaxPrepared wait at
+// once (the oldest is ended to make room); DiscardPrepared ends them.
 func Prepare(s Spec) {
 	if s.validateStatic() != nil {
 		return
@@ -415,11 +415,11 @@ func Prepare(s Spec) {
 		return
 	}
 	key, _ := json.Marshal(cfg)
-	e := &prepared{key: string(key), w: make(chan *warm, 1)}
+	e := &prepared{key: string(key), home: cfg.Home, w: make(chan *warm, 1)}
 	parked.Lock()
 	parked.list = append(parked.list, e)
 	var evict *prepared
-	if len(parked.list) > maxParked {
+	if len(parked.list) > 2*MaxPrepared {
 		evict, parked.list = parked.list[0], parked.list[1:]
 	}
 	parked.Unlock()
@@ -455,18 +455,34 @@ func DiscardPrepared() {
 }
 
 // takeParked returns a prepared helper for key, if one was prepared,
-// waiting for it to have started if it is on its way.
-func takeParked(key string) *warm {
+// waiting for it to have started if it is on its way. On a miss, the
+// helpers prepared for the same private HOME (home) are ended: that HOME
+// is this run's now, and they were prepared for a run that differs (the
+// jail's protected paths or the limits changed since), so they would only
+// hold a place among the prepared until evicted.
+func takeParked(key, home string) *warm {
 	parked.Lock()
 	var e *prepared
 	for i, p := range parked.list {
 		if p.key == key {
 			e = p
-			parked.list = append(parked.list[:i], parked.list[i+1:]...)
+			parked.list = slices.Delete(parked.list, i, i+1)
 			break
 		}
 	}
+	var stale []*prepared
+	if e == nil {
+		parked.list = slices.DeleteFunc(parked.list, func(p *prepared) bool {
+			if p.home == home {
+				stale = append(stale, p)
+			}
+			return p.home == home
+		})
+	}
 	parked.Unlock()
+	for _, p := range stale {
+		go p.discard()
+	}
 	if e == nil {
 		preparedMisses.Add(1)
 		return nil
@@ -511,7 +527,7 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 	out.Confinement += runsAs(&cfg)
 	start := time.Now()
 	key, _ := json.Marshal(cfg)
-	w := takeParked(string(key))
+	w := takeParked(string(key), cfg.Home)
 	if w == nil {
 		if w, err = spawn(cfg); err != nil {
 			return out, err

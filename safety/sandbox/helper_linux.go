@@ -55,13 +55,12 @@ func helperMain() int {
 	// proc): the command cannot signal the helper, as Landlock scopes
 	// signals to the command's domain (ABI 6 and later); on older kernels a
 	// command that signals it ends its own run, nothing more.
-	buf := make([]byte, maxMsg)
-	n, err := unix.Read(ctlFD, buf)
-	if err != nil || n <= 0 {
+	msg, ok := readMsg(ctlFD)
+	if !ok {
 		return 2
 	}
 	var cfg helperConfig
-	if err := json.Unmarshal(buf[:n], &cfg); err != nil {
+	if err := json.Unmarshal(msg, &cfg); err != nil {
 		return 2
 	}
 	for i := range cfg.Idmapped {
@@ -87,12 +86,38 @@ func helperMain() int {
 	}
 	// The command: the second message.
 	var passed []int
-	n, passed, err = recvCommand(ctlFD, buf)
-	if err != nil || n <= 0 || json.Unmarshal(buf[:n], &h.run) != nil {
+	if msg, passed, ok = recvCommand(ctlFD); !ok || json.Unmarshal(msg, &h.run) != nil {
 		return 2
 	}
 	h.takePassed(passed)
 	return answer(h.execute(f))
+}
+
+// readMsg reads one control message into a buffer of its size, at most
+// maxMsg: a buffer of maxMsg, zeroed and faulted in by every helper, cost
+// more than the message itself (a few KiB). ok is false once the server
+// has closed the socket, or for a message longer than maxMsg.
+func readMsg(fd int) (msg []byte, ok bool) {
+	var peek [1]byte
+	for {
+		// MSG_TRUNC returns the whole message's length (sequenced-packet
+		// sockets, Linux 3.4 and later), MSG_PEEK leaves it queued.
+		n, _, _, _, err := unix.Recvmsg(fd, peek[:], nil, unix.MSG_PEEK|unix.MSG_TRUNC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 || n > maxMsg {
+			return nil, false
+		}
+		msg = make([]byte, n)
+		for {
+			m, err := unix.Read(fd, msg)
+			if err == unix.EINTR {
+				continue
+			}
+			return msg, err == nil && m == n
+		}
+	}
 }
 
 type helper struct {

@@ -77,6 +77,13 @@ const (
 	ModeOff Mode = "off"
 )
 
+// MaxPrepared is how many helpers a caller may keep prepared (Prepare)
+// for runs to come (Linux): each is a process with its namespaces and view
+// built. Prepare ends the oldest only past twice as many, so that the
+// helpers of runs already on their way (taken by the caller, not yet
+// claimed by Run) do not push out the ones kept for later.
+const MaxPrepared = 4
+
 // DefaultReadPaths is the read-only (and executable) set used when
 // Spec.ReadPaths is empty: the program and library trees, and the few files
 // under /etc and /dev that ordinary programs open (dynamic linker cache,

@@ -43,19 +43,43 @@ func sendCommand(fd int, msg []byte, passed []int) error {
 // maxPassed bounds the descriptors a command message carries.
 const maxPassed = 2
 
-// recvCommand reads the command message into buf and returns its length
-// and the descriptors passed with it (at most maxPassed; any others are
-// closed), close-on-exec.
-func recvCommand(fd int, buf []byte) (int, []int, error) {
-	oob := make([]byte, unix.CmsgSpace(4*4))
-	n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
-	if err != nil {
-		return n, nil, err
+// recvCommand reads the command message, in a buffer of its size as
+// readMsg does, and returns it with the descriptors passed with it (at
+// most maxPassed; any others are closed), close-on-exec. ok is false once
+// the server has closed the socket, or for a message longer than maxMsg.
+func recvCommand(fd int) (msg []byte, passed []int, ok bool) {
+	var peek [1]byte
+	var n int
+	for {
+		// MSG_PEEK without room for control data leaves the message and
+		// its descriptors queued for the Recvmsg below.
+		var err error
+		n, _, _, _, err = unix.Recvmsg(fd, peek[:], nil, unix.MSG_PEEK|unix.MSG_TRUNC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 || n > maxMsg {
+			return nil, nil, false
+		}
+		break
 	}
-	var passed []int
+	msg = make([]byte, n)
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	var m, oobn int
+	for {
+		var err error
+		m, oobn, _, _, err = unix.Recvmsg(fd, msg, oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, nil, false
+		}
+		break
+	}
 	if msgs, perr := unix.ParseSocketControlMessage(oob[:oobn]); perr == nil {
-		for _, m := range msgs {
-			fds, ferr := unix.ParseUnixRights(&m)
+		for _, cm := range msgs {
+			fds, ferr := unix.ParseUnixRights(&cm)
 			if ferr != nil {
 				continue
 			}
@@ -68,7 +92,7 @@ func recvCommand(fd int, buf []byte) (int, []int, error) {
 			}
 		}
 	}
-	return n, passed, nil
+	return msg, passed, m == n
 }
 
 // takePassed sorts the descriptors that came with the command (helperRun

@@ -173,7 +173,9 @@ func dropCapabilities(runAs *runIDs) error {
 		if err := unix.Prctl(unix.PR_SET_SECUREBITS, bits, 0, 0, 0); err != nil {
 			return failf(result.InternalError, errSetup+": the securebits could not be locked")
 		}
-		for c := 0; c <= capLastCap(); c++ {
+		// (The bound is read once: as the loop's condition it was read
+		// again for each of the 40-odd capabilities.)
+		for c, last := 0, capLastCap(); c <= last; c++ {
 			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
 				return failf(result.InternalError, errSetup+": the bounding capability set could not be cleared")
 			}
