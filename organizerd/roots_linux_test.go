@@ -15,29 +15,7 @@ import (
 // $BASTION_WORKSPACE_ROOT each name the workspace organizerd starts in,
 // and each names a missing one in its refusal.
 func TestBinaryTakesItsWorkspaceThreeWays(t *testing.T) {
-	for _, way := range []string{"flag", "argument", "environment"} {
-		t.Run(way, func(t *testing.T) {
-			for _, dir := range []string{t.TempDir(), filepath.Join(t.TempDir(), "missing")} {
-				env, args := cleanEnv(t), []string{}
-				switch way {
-				case "flag":
-					args = []string{"--root", dir}
-				case "argument":
-					args = []string{dir}
-				case "environment":
-					env = append(env, config.EnvWorkspaceRoot+"="+dir)
-				}
-				r := mcpkittest.Run(t, bin, env, args...)
-				if strings.HasSuffix(dir, "missing") {
-					mcpkittest.WantFatal(t, r, dir)
-					continue
-				}
-				if r.Code != 0 || !strings.Contains(r.Stderr, "organizerd ready") || !strings.Contains(r.Stderr, "workspace="+dir) {
-					t.Fatalf("%s: code %d, stderr %q", way, r.Code, r.Stderr)
-				}
-			}
-		})
-	}
+	mcpkittest.FolderThreeWays(t, bin, func(t *testing.T) []string { return cleanEnv(t) }, nil, config.EnvWorkspaceRoot, "organizerd ready", "workspace=")
 	// Two different workspaces on one command line are refused.
 	mcpkittest.WantFatal(t, mcpkittest.Run(t, bin, cleanEnv(t), "--root", t.TempDir(), t.TempDir()), "one folder")
 }
@@ -46,27 +24,12 @@ func TestBinaryTakesItsWorkspaceThreeWays(t *testing.T) {
 // is not one of the allowed ones and a misspelt key each stop organizerd
 // with the file, the line, the key and what it takes, in TOML words.
 func TestBinaryConfigErrorsSpeakThePersonsWords(t *testing.T) {
-	for _, c := range []struct {
-		name, body, line string
-		want             []string
-	}{
-		{"wrong type", "[organizer]\nrecent_seconds = 2.5\n", "line 2", []string{"organizer.recent_seconds", "a whole number", "not a float (2.5)"}},
-		{"bad enum", "[[organizer.skip]]\nname = \"keep-raw\"\nwhen = [\"ext:.raw\"]\nreason = \"r\"\nlayer = \"restrain\"\n", "line 5",
-			[]string{"organizer.skip[0]", `"protection" or "restraint"`, `not "restrain"`}},
-		{"typo", "[organizer]\njournl = \"/tmp/j\"\n", "line 2", []string{"unknown key organizer.journl", `did you mean "journal"?`}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			pol := filepath.Join(t.TempDir(), "policy.toml")
-			if err := os.WriteFile(pol, []byte(c.body), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			r := mcpkittest.Run(t, bin, cleanEnv(t), "--config", pol, t.TempDir())
-			mcpkittest.WantFatal(t, r, append([]string{"policy file " + pol + ", " + c.line + ":"}, c.want...)...)
-			if strings.Contains(r.Stderr, "struct field") || strings.Contains(r.Stderr, "config.") {
-				t.Fatalf("speaks Go: %s", r.Stderr)
-			}
-		})
-	}
+	mcpkittest.ConfigErrors(t, bin, func(t *testing.T) []string { return cleanEnv(t) }, mcpkittest.WritePolicy, []mcpkittest.ConfigError{
+		{Name: "wrong type", Body: "[organizer]\nrecent_seconds = 2.5\n", Line: "line 2", Want: []string{"organizer.recent_seconds", "a whole number", "not a float (2.5)"}},
+		{Name: "bad enum", Body: "[[organizer.skip]]\nname = \"keep-raw\"\nwhen = [\"ext:.raw\"]\nreason = \"r\"\nlayer = \"restrain\"\n", Line: "line 5",
+			Want: []string{"organizer.skip[0]", `"protection" or "restraint"`, `not "restrain"`}},
+		{Name: "typo", Body: "[organizer]\njournl = \"/tmp/j\"\n", Line: "line 2", Want: []string{"unknown key organizer.journl", `did you mean "journal"?`}},
+	})
 }
 
 // TestPrintClientConfigRefusesAMissingWorkspace: organizerd prints no

@@ -14,58 +14,18 @@ import (
 // $BASTION_SWEEP_ROOTS each name the root sweepd starts in, and each names
 // a missing one in its refusal.
 func TestBinaryTakesItsFolderThreeWays(t *testing.T) {
-	for _, way := range []string{"flag", "argument", "environment"} {
-		t.Run(way, func(t *testing.T) {
-			for _, dir := range []string{t.TempDir(), filepath.Join(t.TempDir(), "missing")} {
-				env, args := cleanEnv(t), []string{}
-				switch way {
-				case "flag":
-					args = []string{"--root", dir}
-				case "argument":
-					args = []string{dir}
-				case "environment":
-					env = append(env, config.EnvSweepRoots+"="+dir)
-				}
-				r := runBin(t, env, args...)
-				if strings.HasSuffix(dir, "missing") {
-					wantFatal(t, r, dir)
-					continue
-				}
-				if r.Code != 0 || !strings.Contains(r.Stderr, "sweepd ready") || !strings.Contains(r.Stderr, dir) {
-					t.Fatalf("%s: code %d, stderr %q", way, r.Code, r.Stderr)
-				}
-			}
-		})
-	}
+	mcpkittest.FolderThreeWays(t, bin, func(t *testing.T) []string { return cleanEnv(t) }, nil, config.EnvSweepRoots, "sweepd ready", "")
 }
 
 // TestBinaryConfigErrorsSpeakThePersonsWords: a wrong type, a value that
 // is not one of the allowed ones and a misspelt key each stop sweepd
 // with the file, the line, the key and what it takes, in TOML words.
 func TestBinaryConfigErrorsSpeakThePersonsWords(t *testing.T) {
-	for _, c := range configErrorCases {
-		t.Run(c.name, func(t *testing.T) {
-			pol := filepath.Join(t.TempDir(), "policy.toml")
-			if err := os.WriteFile(pol, []byte(c.body), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			r := runBin(t, cleanEnv(t), "--config", pol, t.TempDir())
-			wantFatal(t, r, append([]string{"policy file " + pol + ", " + c.line + ":"}, c.want...)...)
-			if strings.Contains(r.Stderr, "struct field") || strings.Contains(r.Stderr, "config.") {
-				t.Fatalf("speaks Go: %s", r.Stderr)
-			}
-		})
-	}
-}
-
-// configErrorCases are the table of TestBinaryConfigErrorsSpeakThePersonsWords.
-var configErrorCases = []struct {
-	name, body, line string
-	want             []string
-}{
-	{"wrong type", "[approval]\ntimeout_seconds = \"ten\"\n", "line 2", []string{"approval.timeout_seconds", "a whole number", "not a string"}},
-	{"bad enum", "\n[approval]\nfallback = \"ask\"\n", "line 3", []string{"fallback", `"refuse" or "agent"`, `not "ask"`}},
-	{"typo", "[sweep]\nrots = [\"/x\"]\n", "line 2", []string{"unknown key sweep.rots", `did you mean "roots"?`}},
+	mcpkittest.ConfigErrors(t, bin, func(t *testing.T) []string { return cleanEnv(t) }, mcpkittest.WritePolicy, []mcpkittest.ConfigError{
+		{Name: "wrong type", Body: "[approval]\ntimeout_seconds = \"ten\"\n", Line: "line 2", Want: []string{"approval.timeout_seconds", "a whole number", "not a string"}},
+		{Name: "bad enum", Body: "\n[approval]\nfallback = \"ask\"\n", Line: "line 3", Want: []string{"fallback", `"refuse" or "agent"`, `not "ask"`}},
+		{Name: "typo", Body: "[sweep]\nrots = [\"/x\"]\n", Line: "line 2", Want: []string{"unknown key sweep.rots", `did you mean "roots"?`}},
+	})
 }
 
 // TestPrintClientConfigRefusesAMissingRoot: sweepd prints no snippet for

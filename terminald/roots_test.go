@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,53 +28,18 @@ func policyNoJail(t *testing.T, body string) string {
 // $BASTION_JAIL_ROOT each name the jail terminald starts in, and each
 // names a missing one in its refusal.
 func TestBinaryTakesItsJailThreeWays(t *testing.T) {
-	pol := policyNoJail(t, allow)
-	for _, way := range []string{"flag", "argument", "environment"} {
-		t.Run(way, func(t *testing.T) {
-			for _, dir := range []string{t.TempDir(), filepath.Join(t.TempDir(), "missing")} {
-				env, args := cleanEnv(t), []string{"--config", pol}
-				switch way {
-				case "flag":
-					args = append(args, "--root", dir)
-				case "argument":
-					args = append(args, dir)
-				case "environment":
-					env = append(env, config.EnvJailRoot+"="+dir)
-				}
-				r := runBin(t, env, args...)
-				if strings.HasSuffix(dir, "missing") {
-					wantFatal(t, r, dir)
-					continue
-				}
-				if r.Code != 0 || !strings.Contains(r.Stderr, "terminald ready") || !strings.Contains(r.Stderr, "jail_root="+dir) {
-					t.Fatalf("%s: code %d, stderr %q", way, r.Code, r.Stderr)
-				}
-			}
-		})
-	}
+	mcpkittest.FolderThreeWays(t, bin, func(t *testing.T) []string { return cleanEnv(t) }, []string{"--config", policyNoJail(t, allow)}, config.EnvJailRoot, "terminald ready", "jail_root=")
 }
 
 // TestBinaryConfigErrorsSpeakThePersonsWords: a wrong type, a value that
 // is not one of the allowed ones and a misspelt key each stop terminald
 // with the file, the line, the key and what it takes, in TOML words.
 func TestBinaryConfigErrorsSpeakThePersonsWords(t *testing.T) {
-	for _, c := range []struct {
-		name, body, line string
-		want             []string
-	}{
-		{"wrong type", "[terminal.limits]\ntimeout_seconds = \"600\"\n", "line 3", []string{"terminal.limits.timeout_seconds", "a whole number", `not a string ("600")`}},
-		{"bad enum", "[terminal.sandbox]\nnetwork = \"none\"\n", "line 3", []string{"terminal.sandbox.network", `"deny", "allow" or "proxy"`, `not "none"`}},
-		{"typo", "[terminal.sandbox]\nread_path = [\"/opt\"]\n", "line 3", []string{"unknown key terminal.sandbox.read_path", `did you mean "read_paths"?`}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			pol := policyNoJail(t, c.body)
-			r := runBin(t, cleanEnv(t), "--config", pol, t.TempDir())
-			wantFatal(t, r, append([]string{"policy file " + pol + ", " + c.line + ":"}, c.want...)...)
-			if strings.Contains(r.Stderr, "struct field") || strings.Contains(r.Stderr, "config.") {
-				t.Fatalf("speaks Go: %s", r.Stderr)
-			}
-		})
-	}
+	mcpkittest.ConfigErrors(t, bin, func(t *testing.T) []string { return cleanEnv(t) }, policyNoJail, []mcpkittest.ConfigError{
+		{Name: "wrong type", Body: "[terminal.limits]\ntimeout_seconds = \"600\"\n", Line: "line 3", Want: []string{"terminal.limits.timeout_seconds", "a whole number", `not a string ("600")`}},
+		{Name: "bad enum", Body: "[terminal.sandbox]\nnetwork = \"none\"\n", Line: "line 3", Want: []string{"terminal.sandbox.network", `"deny", "allow" or "proxy"`, `not "none"`}},
+		{Name: "typo", Body: "[terminal.sandbox]\nread_path = [\"/opt\"]\n", Line: "line 3", Want: []string{"unknown key terminal.sandbox.read_path", `did you mean "read_paths"?`}},
+	})
 }
 
 // TestPrintClientConfigRefusesWithoutPolicyOrJail: terminald prints no

@@ -429,3 +429,68 @@ func CallCancelled(t testing.TB, s *server.MCPServer, name string, args map[stri
 	}
 	return Parse(t, res)
 }
+
+// FolderThreeWays checks that the server bin takes its main folder each way
+// every server takes it: --root DIR, DIR as an argument, and the environment
+// variable envName. Started with an existing folder it says it is ready
+// (stderr has ready and logged+DIR); with a missing one it refuses naming
+// it. env returns a fresh environment for each run; args go first.
+func FolderThreeWays(t *testing.T, bin string, env func(*testing.T) []string, args []string, envName, ready, logged string) {
+	for _, way := range []string{"flag", "argument", "environment"} {
+		t.Run(way, func(t *testing.T) {
+			for _, dir := range []string{t.TempDir(), filepath.Join(t.TempDir(), "missing")} {
+				e, a := env(t), append([]string{}, args...)
+				switch way {
+				case "flag":
+					a = append(a, "--root", dir)
+				case "argument":
+					a = append(a, dir)
+				case "environment":
+					e = append(e, envName+"="+dir)
+				}
+				r := Run(t, bin, e, a...)
+				if strings.HasSuffix(dir, "missing") {
+					WantFatal(t, r, dir)
+					continue
+				}
+				if r.Code != 0 || !strings.Contains(r.Stderr, ready) || !strings.Contains(r.Stderr, logged+dir) {
+					t.Fatalf("%s: code %d, stderr %q", way, r.Code, r.Stderr)
+				}
+			}
+		})
+	}
+}
+
+// ConfigError is one case of ConfigErrors: a policy Body whose error is
+// placed at Line ("line 2") and mentions each of Want.
+type ConfigError struct {
+	Name, Body, Line string
+	Want             []string
+}
+
+// ConfigErrors starts the server bin with each case's policy, written by
+// write, and checks that it stops with one fatal line naming the file, the
+// line and each wanted word, in TOML words: never a Go type or field.
+func ConfigErrors(t *testing.T, bin string, env func(*testing.T) []string, write func(t *testing.T, body string) string, cases []ConfigError) {
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			pol := write(t, c.Body)
+			r := Run(t, bin, env(t), "--config", pol, t.TempDir())
+			WantFatal(t, r, append([]string{"policy file " + pol + ", " + c.Line + ":"}, c.Want...)...)
+			if strings.Contains(r.Stderr, "struct field") || strings.Contains(r.Stderr, "config.") {
+				t.Fatalf("speaks Go: %s", r.Stderr)
+			}
+		})
+	}
+}
+
+// WritePolicy writes body as policy.toml in a new temporary directory and
+// returns its path (a ConfigErrors write function).
+func WritePolicy(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "policy.toml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
