@@ -89,6 +89,12 @@ func terminalSettings(t Terminal, set func(k, format string, a ...any)) {
 		}
 		set("terminal.limits."+c.key, "%s", v)
 	}
+	sess := t.Sessions.WithDefaults()
+	set("terminal.sessions", "at most %d live, each ended after %d idle minutes or %d minutes in all",
+		sess.Max, sess.IdleMinutes, sess.MaxLifetimeMinutes)
+	if sess.PublishPorts {
+		set("terminal.sessions.publish_ports", "true: a port a session listens on is reachable on this machine's 127.0.0.1")
+	}
 	s := t.Sandbox
 	set("terminal.sandbox.isolation", "%s", s.EffectiveIsolation())
 	set("terminal.sandbox.landlock", "%s", s.EffectiveLandlock())

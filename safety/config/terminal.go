@@ -223,16 +223,16 @@ func (t *Terminal) Validate() error {
 			return keyFatalf(c.key, "%s must be %s, not %q%s", c.key, oneOf(c.allowed), c.value, meant(c.value, c.allowed))
 		}
 	}
-	for _, b := range t.Sessions.bounds() {
-		if b.value != 0 && (b.value < b.min || b.value > b.max) {
-			return Fatalf("terminal.sessions.%s must be between %d and %d %s (0 or unset means the default, %d), not %d",
-				b.key, b.min, b.max, b.unit, b.def, b.value)
-		}
-	}
-	for _, b := range t.Limits.bounds() {
-		if b.value != 0 && (b.value < b.min || b.value > b.max) {
-			return keyFatalf("terminal.limits."+b.key, "terminal.limits.%s must be between %d and %d %s (0 or unset means the default, %d), not %d",
-				b.key, b.min, b.max, b.unit, b.def, b.value)
+	for _, table := range []struct {
+		name   string
+		bounds []limitBounds
+	}{{"sessions", t.Sessions.bounds()}, {"limits", t.Limits.bounds()}} {
+		for _, b := range table.bounds {
+			if b.value != 0 && (b.value < b.min || b.value > b.max) {
+				key := "terminal." + table.name + "." + b.key
+				return keyFatalf(key, "%s must be between %d and %d %s (0 or unset means the default, %d), not %d",
+					key, b.min, b.max, b.unit, b.def, b.value)
+			}
 		}
 	}
 	seen := map[string]bool{}
