@@ -1,8 +1,10 @@
 package terminal
 
 import (
+	"bufio"
 	"context"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,7 +120,12 @@ func TestProxyRefusalIsReportedToTheRunThatAsked(t *testing.T) {
 			if err != nil {
 				return
 			}
-			_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"))
+			// Answer only once the request is in: a response written before
+			// it reaches the proxy's HTTP client as an unsolicited one on
+			// an idle connection, which it drops (a 502 to the command).
+			if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+				_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"))
+			}
 			c.Close()
 		}
 	}()
