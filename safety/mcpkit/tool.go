@@ -61,8 +61,8 @@ func NewTool(name, description string, a Annotations, input json.RawMessage) mcp
 	return t
 }
 
-// ToResult renders r as a CallToolResult: structured content plus the same
-// JSON as text; isError is set when r is not ok. ok is derived from the code
+// ToResult renders r as a CallToolResult: structured content (a
+// json.RawMessage, keys sorted) plus the same JSON as text; isError is set when r is not ok. ok is derived from the code
 // (true only for OK and OUTPUT_TRUNCATED), so a refusal can never be shown
 // as a success. The text content is always the first item; Handle adds
 // after it the resource_link items the tool declared with LinkRisk.
@@ -75,13 +75,26 @@ func ToResult(r result.OperationResult) *mcp.CallToolResult {
 		r.Detail = map[string]any{}
 	}
 	b := r.JSON()
-	var structured map[string]any
-	_ = json.Unmarshal(b, &structured)
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{mcp.TextContent{Type: "text", Text: string(b)}},
-		StructuredContent: structured,
+		StructuredContent: structuredContent(b),
 		IsError:           !r.OK,
 	}
+}
+
+// structuredContent is the structured content of a result whose JSON text
+// is b: b decoded into a map, as clients have always received it (keys
+// sorted). sortedJSON writes those bytes without the maps (a read_output
+// answer carries up to max_output_bytes of output, which decoding and
+// encoding again cost more than the rest of the call); what it does not
+// handle is decoded.
+func structuredContent(b []byte) any {
+	if s, ok := sortedJSON(b); ok {
+		return s
+	}
+	var structured map[string]any
+	_ = json.Unmarshal(b, &structured)
+	return structured
 }
 
 // Func is a tool body: it receives the strictly decoded arguments.
