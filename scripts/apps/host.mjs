@@ -17,6 +17,8 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { AppBridge } from "@modelcontextprotocol/ext-apps/app-bridge";
 import puppeteer from "puppeteer-core";
+import { join } from "node:path";
+import { artifacts, check, contrastFailures } from "./common.mjs";
 
 export const UI = "io.modelcontextprotocol/ui";
 export const MIME = "text/html;profile=mcp-app";
@@ -157,4 +159,19 @@ export async function waitFor(frame, fn, arg, what, timeout = 20000) {
     throw new Error(`waiting for ${what}: ${e.message}`);
   });
   return h.jsonValue();
+}
+
+// checkThemes checks the view's contrast in the light theme, switches the
+// host to dark and checks it again, with a screenshot of each
+// (artifacts/NAME.png and NAME-dark.png), and leaves the host light.
+export async function checkThemes(host, view, frame, name) {
+  await host.page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+  const light = await contrastFailures(frame);
+  check(light.length === 0, `light theme: every text has 4.5:1 contrast or better ${light.join("; ")}`);
+  await view.bridge.setHostContext({ theme: "dark" });
+  await waitFor(frame, () => document.documentElement.getAttribute("data-theme") === "dark", null, "the dark theme");
+  const dark = await contrastFailures(frame);
+  check(dark.length === 0, `dark theme: every text has 4.5:1 contrast or better ${dark.join("; ")}`);
+  await host.page.screenshot({ path: join(artifacts, `${name}-dark.png`), fullPage: true });
+  await view.bridge.setHostContext({ theme: "light" });
 }

@@ -7,8 +7,8 @@
 // usage: node organizerd.test.mjs BIN_DIR
 import { readdirSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { launch, openHost, scriptedPerson, showTool, waitFor } from "./host.mjs";
-import { artifacts, check, cleanup, contrastFailures, docShot, existsSync, failed, HOSTILE, tempDir, write } from "./common.mjs";
+import { checkThemes, launch, openHost, scriptedPerson, showTool, waitFor } from "./host.mjs";
+import { artifacts, check, cleanup, docShot, existsSync, failed, HOSTILE, tempDir, write } from "./common.mjs";
 
 const bin = join(process.argv[2] || "bin", "organizerd");
 const dir = tempDir("bastion-apps-organizerd-");
@@ -63,16 +63,8 @@ try {
   const text = await frame.$eval("body", (b) => b.textContent);
   check(text.includes(`${HOSTILE}.txt`), "the file named like an <img> tag shows as those characters");
   check((await frame.evaluate(() => window.__pwned)) === undefined && (await frame.$$("img")).length === 0, "the payload's window flag stays unset (no script ran)");
-  await host.page.screenshot({ path: join(artifacts, "organizerd-plan.png"), fullPage: true });
   await docShot(host.page, frame, "organizerd-plan-view.png");
-  const light = await contrastFailures(frame);
-  check(light.length === 0, `light theme: every text has 4.5:1 contrast or better ${light.join("; ")}`);
-  await view.bridge.setHostContext({ theme: "dark" });
-  await waitFor(frame, () => document.documentElement.getAttribute("data-theme") === "dark", null, "the dark theme");
-  const dark = await contrastFailures(frame);
-  check(dark.length === 0, `dark theme: every text has 4.5:1 contrast or better ${dark.join("; ")}`);
-  await host.page.screenshot({ path: join(artifacts, "organizerd-dark.png"), fullPage: true });
-  await view.bridge.setHostContext({ theme: "light" });
+  await checkThemes(host, view, frame, "organizerd-plan");
 
   // Apply through the view.
   await frame.click("#apply");

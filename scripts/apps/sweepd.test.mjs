@@ -9,8 +9,8 @@
 //  - at 400 px wide nothing overflows sideways
 // usage: node sweepd.test.mjs BIN_DIR
 import { join } from "node:path";
-import { launch, openHost, scriptedPerson, showTool, waitFor } from "./host.mjs";
-import { artifacts, check, cleanup, contrastFailures, docShot, existsSync, failed, HOSTILE, tempDir, write } from "./common.mjs";
+import { checkThemes, launch, openHost, scriptedPerson, showTool, waitFor } from "./host.mjs";
+import { artifacts, check, cleanup, docShot, existsSync, failed, HOSTILE, tempDir, write } from "./common.mjs";
 
 const bin = join(process.argv[2] || "bin", "sweepd");
 const dir = tempDir("bastion-apps-sweepd-");
@@ -89,16 +89,8 @@ try {
   const firstByPath = await frame.$eval("#list tbody tr td.name", (td) => td.firstChild.textContent);
   check(firstByPath === [...finds].map((f) => f.path.slice(root.length + 1)).sort((a, b) => a.localeCompare(b))[0], `the list sorts by path (${firstByPath})`);
   await frame.click('th[data-key="size_bytes"] button');
-  await host.page.screenshot({ path: join(artifacts, "sweepd-scan.png"), fullPage: true });
   await docShot(host.page, frame, "sweepd-scan-view.png");
-  const light = await contrastFailures(frame);
-  check(light.length === 0, `light theme: every text has 4.5:1 contrast or better ${light.join("; ")}`);
-  await view.bridge.setHostContext({ theme: "dark" });
-  await waitFor(frame, () => document.documentElement.getAttribute("data-theme") === "dark", null, "the dark theme");
-  const dark = await contrastFailures(frame);
-  check(dark.length === 0, `dark theme: every text has 4.5:1 contrast or better ${dark.join("; ")}`);
-  await host.page.screenshot({ path: join(artifacts, "sweepd-dark.png"), fullPage: true });
-  await view.bridge.setHostContext({ theme: "light" });
+  await checkThemes(host, view, frame, "sweepd-scan");
 
   // Select two finds: tiny-a with a click in the list, tiny-b with the keyboard in the treemap.
   const a = finds.find((f) => f.path.endsWith("/tiny-a/node_modules"));
