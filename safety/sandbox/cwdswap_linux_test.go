@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -209,7 +210,7 @@ func cwdSwapAttack(t *testing.T, iso Isolation) {
 			break
 		}
 		runs++
-		var stdout, stderr syncBuffer
+		var stdout, stderr testfs.SyncBuffer
 		s := Spec{
 			Path: sh, Argv: []string{"sh", "-c", `echo x > "marker-$1"`, "sh", strconv.Itoa(i)},
 			Dir: work, JailRoot: jail, TempDir: tmp, HomeDir: home, WritePaths: []string{away},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 	"net"
 	"os"
 	"os/exec"
@@ -77,25 +78,7 @@ const testPATH = "/usr/local/bin:/usr/bin:/bin"
 // box is one test's jail, private temp and private home, plus captured output.
 type box struct {
 	jail, tmp, home string
-	stdout, stderr  syncBuffer
-}
-
-// syncBuffer is a bytes.Buffer safe for the two drain goroutines and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	stdout, stderr  testfs.SyncBuffer
 }
 
 func newBox(t testing.TB) *box {
@@ -944,7 +927,7 @@ func TestAllowlistedToolsWorkUnderLandlock(t *testing.T) {
 	}
 	for _, argv := range cases {
 		t.Run(strings.Join(argv, " "), func(t *testing.T) {
-			base.stdout, base.stderr = syncBuffer{}, syncBuffer{}
+			base.stdout, base.stderr = testfs.SyncBuffer{}, testfs.SyncBuffer{}
 			out := base.run(t, base.spec(t, argv...))
 			if out.ExitCode != 0 {
 				t.Errorf("%q failed under the sandbox: exit %d, stderr %q", argv, out.ExitCode, base.stderr.String())

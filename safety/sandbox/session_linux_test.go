@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 	"os"
 	"strings"
 	"testing"
@@ -150,7 +151,7 @@ func TestTTYIsTheCommandsTerminal(t *testing.T) {
 			defer p.Close()
 			s := b.spec(t, "sh", "-c", `test -t 0 && test -t 1 && test -t 2 && echo all-terminal; read l; echo got:$l`)
 			s.Isolation, s.Stdin, s.TTY = iso, sec, true
-			var out syncBuffer
+			var out testfs.SyncBuffer
 			copied := make(chan struct{})
 			go func() {
 				buf := make([]byte, 4096)

@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 	"io"
 	"net"
 	"os"
@@ -548,31 +549,14 @@ func hasMetric(r received, svc, name string) bool { return hasPoint(r, svc, name
 type server struct {
 	cmd    *exec.Cmd
 	c      *client.Client
-	stderr *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	stderr *testfs.SyncBuffer
 }
 
 // startServer starts bin/name on policy with extra environment and
 // initializes an MCP session with it.
 func startServer(t testing.TB, bin, name, policy string, env ...string) *server {
 	t.Helper()
-	s := &server{cmd: exec.Command(filepath.Join(bin, name), "--config", policy), stderr: &syncBuffer{}}
+	s := &server{cmd: exec.Command(filepath.Join(bin, name), "--config", policy), stderr: &testfs.SyncBuffer{}}
 	s.cmd.Env = append(append(os.Environ(), "BASTION_POLICY_FILE="+policy), env...)
 	s.cmd.Stderr = s.stderr
 	stdin, err := s.cmd.StdinPipe()
@@ -874,7 +858,7 @@ func TestTelemetryHTTPTraceparentHeaderContinuesTrace(t *testing.T) {
 	addr := freeAddr(t)
 	cmd := exec.Command(filepath.Join(bin, "organizerd"), "--config", policy, "--http", addr)
 	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+col.grpc, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc")
-	stderr := &syncBuffer{}
+	stderr := &testfs.SyncBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
