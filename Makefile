@@ -35,8 +35,9 @@ install:
 
 ## test: everything CI runs, one line per stage with its time (scripts/test-stages.sh). No test may
 ## SKIP on Linux, and no stage either: a missing prerequisite (Node 22: `make clients-setup`) fails
-## the run up front.
-TEST_STAGES := fmt-check vet policy-check tidy-check unit integration demo install-proof dist-check clients apps
+## the run up front. dist-check (cross-platform release builds, mostly linking) runs in the background
+## beside the stages after unit; its output is in .bench/dist-check.log.
+TEST_STAGES := fmt-check vet policy-check tidy-check unit bg:dist-check integration demo install-proof clients apps
 test:
 	@MAKE="$(MAKE)" bash scripts/test-stages.sh $(TEST_STAGES)
 
