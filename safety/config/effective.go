@@ -360,8 +360,9 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
 // RunCheckCommand is the whole "<server> check" subcommand: flags
-// --config FILE (default $BASTION_POLICY_FILE), --root DIR (the server's
-// main folder as given to it; sweepd's is repeatable) and --strict (warnings fail too). It loads the policy as the
+// --config FILE (default $BASTION_POLICY_FILE), --root DIR or DIR after
+// the flags (the server's main folder as given to it; sweepd's is
+// repeatable) and --strict (warnings fail too). It loads the policy as the
 // server would, prints the effective settings, warnings and errors on
 // stdout and returns 0 (would start), 1 (errors, or warnings under
 // --strict) or 2 (the policy does not load: one "fatal:" line on stderr).
@@ -381,7 +382,7 @@ func RunCheckCommand(server string, args []string, stdout, stderr io.Writer, sta
 	}
 	fs.BoolVar(&strict, "strict", false, "exit 1 on warnings too")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s check [--config FILE] [--root DIR] [--strict]\n\nValidates a policy and prints the settings %s would run with, with warnings.\n", server, server)
+		fmt.Fprintf(stderr, "usage: %s check [--config FILE] [--strict] [--root DIR | DIR]\n\nValidates a policy and prints the settings %s would run with, with warnings.\n", server, server)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -390,8 +391,12 @@ func RunCheckCommand(server string, args []string, stdout, stderr io.Writer, sta
 		}
 		return 2
 	}
-	if fs.NArg() > 0 {
-		return Exit(stderr, Fatalf("check: unexpected argument %q", fs.Arg(0)))
+	// The folder may also come as an argument, as the server takes it.
+	for _, a := range fs.Args() {
+		if strings.HasPrefix(a, "-") || (server != "sweepd" && RootEnv(server) == "") {
+			return Exit(stderr, Fatalf("check: unexpected argument %q (flags go before the folder)", a))
+		}
+		roots = append(roots, a)
 	}
 	if cfg == "" && os.Getenv(EnvPolicyFile) == "" && len(roots) == 0 {
 		return Exit(stderr, Fatalf("check: no policy: pass --config FILE or set %s", EnvPolicyFile))

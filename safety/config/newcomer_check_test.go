@@ -103,6 +103,18 @@ func TestCheckTakesTheFolderAsTheServerDoes(t *testing.T) {
 		}
 		out.Reset()
 		errb.Reset()
+		RunCheckCommand(server, []string{"--config", pol, dir}, &out, &errb, state, nil)
+		if !strings.Contains(out.String(), key) || !strings.Contains(out.String(), dir) || strings.Contains(out.String(), "/nonexistent-") {
+			t.Errorf("%s check DIR: %s%s", server, out.String(), errb.String())
+		}
+		out.Reset()
+		errb.Reset()
+		if code := RunCheckCommand(server, []string{"--config", pol, dir, "--strict"}, &out, &errb, state, nil); code != 2 ||
+			!strings.Contains(errb.String(), "flags go before the folder") {
+			t.Errorf("%s check DIR --strict: code %d, %s", server, code, errb.String())
+		}
+		out.Reset()
+		errb.Reset()
 		if code := RunCheckCommand(server, []string{"--config", pol, "--root", dir, "--root", home}, &out, &errb, state, nil); code != 2 ||
 			!strings.Contains(errb.String(), "one folder") {
 			t.Errorf("%s check with two folders: code %d, %s", server, code, errb.String())
