@@ -3,9 +3,11 @@ package mcpkit
 import (
 	"context"
 	_ "embed"
+	"fmt"
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -84,6 +86,29 @@ var sinks = regexp.MustCompile(`innerHTML|outerHTML|insertAdjacentHTML|document\
 // code; a view that puts data on the page only as text has none.
 func MarkupSinks(doc string) []string {
 	return sinks.FindAllString(doc, -1)
+}
+
+// MaxViewBytes bounds one served view; the budget for all views of a
+// binary is 300 KB.
+const MaxViewBytes = 100 << 10
+
+// ViewProblems returns what is wrong with v as served: each outside
+// reference (OutsideReferences), each markup sink (MarkupSinks), and a size
+// past MaxViewBytes. A view fit to serve has none; each server's test of
+// its views checks this.
+func ViewProblems(v View) []string {
+	doc := ViewDocument(v)
+	var p []string
+	for _, r := range OutsideReferences(doc) {
+		p = append(p, "outside reference "+strconv.Quote(r))
+	}
+	for _, r := range MarkupSinks(doc) {
+		p = append(p, "markup sink "+strconv.Quote(r))
+	}
+	if len(doc) > MaxViewBytes {
+		p = append(p, fmt.Sprintf("%d bytes, past the %d bytes a view may have", len(doc), MaxViewBytes))
+	}
+	return p
 }
 
 // viewCSP is the view's _meta.ui.csp: no outside origin for anything. A

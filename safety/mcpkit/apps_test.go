@@ -230,3 +230,17 @@ func TestViewsKeepTheTelemetryHooks(t *testing.T) {
 		t.Fatalf("hooks after telemetry then views: %+v", h)
 	}
 }
+
+// TestViewProblemsNamesEachFault: a view that loads a script from outside,
+// writes markup from data and is too large gets each fault named, so the
+// servers' view tests can fail.
+func TestViewProblemsNamesEachFault(t *testing.T) {
+	bad := View{URI: "ui://test/bad", HTML: []byte(`<script src="https://cdn.example/x.js"></script><script>el.innerHTML = name</script>` +
+		strings.Repeat(" ", MaxViewBytes) + ViewKit)}
+	got := strings.Join(ViewProblems(bad), "; ")
+	for _, want := range []string{"outside reference", "markup sink \"innerHTML\"", "bytes, past the"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("ViewProblems = %s; want %q", got, want)
+		}
+	}
+}
