@@ -175,3 +175,21 @@ export async function checkThemes(host, view, frame, name) {
   await host.page.screenshot({ path: join(artifacts, `${name}-dark.png`), fullPage: true });
   await view.bridge.setHostContext({ theme: "light" });
 }
+
+// checkNarrow opens the tool's view again at 400 px wide (opts as openHost
+// takes them), waits until the document has the attribute ready, checks
+// that nothing overflows sideways, saves artifacts/NAME-400px.png, and
+// returns the page errors that host saw.
+export async function checkNarrow(opts, tool, ready, name) {
+  const narrow = await openHost({ ...opts, width: 400, height: 900 });
+  try {
+    const n = await showTool(narrow, tool, {});
+    await waitFor(n.frame, (attr) => document.documentElement.hasAttribute(attr), ready, "the narrow render");
+    const over = await n.frame.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    check(over <= 0, `at 400 px nothing overflows sideways (${over} px)`);
+    await narrow.page.screenshot({ path: join(artifacts, `${name}-400px.png`), fullPage: true });
+    return narrow.errors;
+  } finally {
+    await narrow.close();
+  }
+}

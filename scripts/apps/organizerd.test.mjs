@@ -7,7 +7,7 @@
 // usage: node organizerd.test.mjs BIN_DIR
 import { readdirSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { checkThemes, launch, openHost, scriptedPerson, showTool, waitFor } from "./host.mjs";
+import { checkNarrow, checkThemes, launch, openHost, scriptedPerson, showTool, waitFor } from "./host.mjs";
 import { artifacts, check, cleanup, docShot, existsSync, failed, HOSTILE, tempDir, write } from "./common.mjs";
 
 const bin = join(process.argv[2] || "bin", "organizerd");
@@ -105,13 +105,7 @@ try {
   check(JSON.stringify(tree()) === JSON.stringify(want), "allow once: the workspace is the plan's after tree");
   await human.close();
 
-  const narrow = await openHost({ browser, bin, args: ["--config", join(dir, "policy.toml")], person, width: 400, height: 900 });
-  const n = await showTool(narrow, "plan_organize", {});
-  await waitFor(n.frame, () => document.documentElement.hasAttribute("data-render-ms"), null, "the narrow render");
-  const over = await n.frame.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-  check(over <= 0, `at 400 px nothing overflows sideways (${over} px)`);
-  await narrow.page.screenshot({ path: join(artifacts, "organizerd-plan-400px.png"), fullPage: true });
-  await narrow.close();
+  await checkNarrow({ browser, bin, args: ["--config", join(dir, "policy.toml")], person }, "plan_organize", "data-render-ms", "organizerd-plan");
 } catch (e) {
   check(false, `${e.stack || e}\n${host?.stderr?.join("").slice(-2000) ?? ""}`);
 } finally {

@@ -9,7 +9,7 @@
 //  - at 400 px wide nothing overflows sideways
 // usage: node sweepd.test.mjs BIN_DIR
 import { join } from "node:path";
-import { checkThemes, launch, openHost, scriptedPerson, showTool, waitFor } from "./host.mjs";
+import { checkNarrow, checkThemes, launch, openHost, scriptedPerson, showTool, waitFor } from "./host.mjs";
 import { artifacts, check, cleanup, docShot, existsSync, failed, HOSTILE, tempDir, write } from "./common.mjs";
 
 const bin = join(process.argv[2] || "bin", "sweepd");
@@ -133,14 +133,8 @@ try {
   await host.close();
 
   // 400 px wide: no sideways overflow, the treemap still fits.
-  const narrow = await openHost({ browser, bin, args: ["--config", join(dir, "policy.toml")], person, width: 400, height: 900 });
-  const n = await showTool(narrow, "scan", {});
-  await waitFor(n.frame, () => document.documentElement.hasAttribute("data-finds"), null, "the narrow render");
-  const over = await n.frame.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-  check(over <= 0, `at 400 px nothing overflows sideways (${over} px)`);
-  await narrow.page.screenshot({ path: join(artifacts, "sweepd-scan-400px.png"), fullPage: true });
-  check(host.errors.length === 0 && narrow.errors.length === 0, `no errors in the page: ${[...host.errors, ...narrow.errors].join("; ")}`);
-  await narrow.close();
+  const narrowErrors = await checkNarrow({ browser, bin, args: ["--config", join(dir, "policy.toml")], person }, "scan", "data-finds", "sweepd-scan");
+  check(host.errors.length === 0 && narrowErrors.length === 0, `no errors in the page: ${[...host.errors, ...narrowErrors].join("; ")}`);
 } catch (e) {
   check(false, `${e.stack || e}\n${host?.stderr?.join("").slice(-2000) ?? ""}`);
 } finally {
