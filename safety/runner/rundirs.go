@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bastion-mcp/bastion/safety/ids"
+	"github.com/bastion-mcp/bastion/safety/jail"
 	"github.com/bastion-mcp/bastion/safety/result"
 	"github.com/bastion-mcp/bastion/safety/sandbox"
 )
@@ -56,6 +57,37 @@ func emptyDir(dir string) bool {
 	return err != nil && len(names) == 0
 }
 
+// emptyInPlace empties dir and gives it back its mode, keeping the
+// directory itself: the helper kept for this pair (sandbox, reuse) shows
+// this very directory as the next command's HOME or TMPDIR. false: dir is
+// not a plain directory of this user any more, or something in it stays;
+// the caller then makes it anew (and the kept helper, prepared for the
+// old directory, is not used).
+func emptyInPlace(dir string) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	if fi.Mode().Perm() != 0o700 && os.Chmod(dir, 0o700) != nil {
+		return false
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if _, err := jail.PurgeTree(filepath.Join(dir, n)); err != nil {
+			return false
+		}
+	}
+	return emptyDir(dir)
+}
+
 // removeRunDir removes dir with sandbox.RemoveRunDir, whatever the run
 // left in it, and logs what cannot be removed with its size; that stays
 // until this server's Close and the next start try again, and terminald's
@@ -84,7 +116,7 @@ func (r *Runner) recycle(rd runDirs) {
 		return
 	}
 	for _, d := range []string{rd.home, rd.tmp} {
-		if !emptyDir(d) {
+		if !emptyDir(d) && !emptyInPlace(d) {
 			if !r.removeRunDir(d) || os.Mkdir(d, 0o700) != nil {
 				r.removeRunDir(rd.dir)
 				return

@@ -26,8 +26,10 @@ import (
 // domain, then reaps every process, ends them all once the command ends,
 // and reports on a socket. See helper_linux.go.
 //
-// The helper's descriptors: 3 the control socket, 4 and 5 the write ends of
-// the command's stdout and stderr, 6 an O_PATH descriptor of the jail root.
+// The helper's descriptors: 3 the control socket, 4 and 5 /dev/null (they
+// hold the places: each command's stdout and stderr come with the command,
+// as a helper may serve several, see reuse_linux.go), 6 an O_PATH
+// descriptor of the jail root.
 const helperArg0 = "bastion-sandbox-helper"
 
 // helperConfig is the one message the server sends the helper.
@@ -103,6 +105,9 @@ type helperResult struct {
 	// Lookups are the host names the command asked the view's resolver
 	// for (dns_linux.go).
 	Lookups []string `json:"lookups,omitempty"`
+	// Reusable: the helper left nothing of this command in its namespaces
+	// and waits for another (reuse_linux.go); otherwise it exits.
+	Reusable bool `json:"reusable,omitempty"`
 }
 
 // cancelMsg asks the helper to end the command now.
@@ -206,13 +211,13 @@ func staticConfig(s *Spec, p runPlan) (helperConfig, error) {
 // warm is a started helper that has built (or is building) its view and
 // waits for its command.
 type warm struct {
-	c          *child
-	ctl        *os.File
-	fd         int
-	outR, errR *os.File
-	ready      chan helperResult
-	jail       *os.File
-	mcg        *memcg // the run's memory cgroup, nil where none applies
+	c     *child
+	ctl   *os.File
+	fd    int
+	ready chan helperResult
+	jail  *os.File
+	mcg   *memcg // the run's memory cgroup, nil where none applies
+	runs  int    // the commands it has served
 }
 
 // discard ends a helper that will not be used.
@@ -221,8 +226,6 @@ func (w *warm) discard() {
 	<-w.c.exited
 	_, _ = w.c.reap()
 	w.ctl.Close()
-	w.outR.Close()
-	w.errR.Close()
 	w.jail.Close()
 	if w.mcg != nil {
 		w.mcg.remove()
@@ -295,12 +298,7 @@ func spawnIn(cfg helperConfig, a *armed, made chan *memcg) (_ *warm, err error) 
 		jail.Close()
 		return nil, result.New(result.Stale, "the jail root changed while the command was being started; nothing ran")
 	}
-	outR, outW, errR, errW, err := outputPipes()
-	if err != nil {
-		jail.Close()
-		return nil, err
-	}
-	closeAll := func() { outR.Close(); outW.Close(); errR.Close(); errW.Close(); jail.Close() }
+	closeAll := func() { jail.Close() }
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		closeAll()
@@ -316,7 +314,7 @@ func spawnIn(cfg helperConfig, a *armed, made chan *memcg) (_ *warm, err error) 
 		return nil, result.Wrap(result.InternalError, errSetup+": /dev/null could not be opened", err)
 	}
 	cmd := &proc{path: "/proc/self/exe", argv: []string{helperArg0}, env: []string{},
-		files: append([]*os.File{devnull, devnull, devnull, theirs, outW, errW, jail}, trees...),
+		files: append([]*os.File{devnull, devnull, devnull, theirs, devnull, devnull, jail}, trees...),
 		sys:   helperAttr(cfg.Isolation, cfg.Net, cfg.RunAs)}
 	var c *child
 	if a != nil {
@@ -327,16 +325,12 @@ func spawnIn(cfg helperConfig, a *armed, made chan *memcg) (_ *warm, err error) 
 	}
 	devnull.Close()
 	theirs.Close()
-	outW.Close()
-	errW.Close()
 	if err != nil {
 		ctl.Close()
-		outR.Close()
-		errR.Close()
 		jail.Close()
 		return nil, nsStartError(cfg.Isolation, err)
 	}
-	w := &warm{c: c, ctl: ctl, fd: pair[0], outR: outR, errR: errR, ready: make(chan helperResult, 1), jail: jail}
+	w := &warm{c: c, ctl: ctl, fd: pair[0], ready: make(chan helperResult, 1), jail: jail}
 	if a != nil {
 		w.mcg = a.mcg
 		shieldFromOOM(c.cmd.p.Pid)
@@ -417,6 +411,13 @@ func Prepare(s Spec) {
 	key, _ := json.Marshal(cfg)
 	e := &prepared{key: string(key), home: cfg.Home, w: make(chan *warm, 1)}
 	parked.Lock()
+	for _, p := range parked.list {
+		if p.key == e.key {
+			// Prepared already, or kept from the pair's last command.
+			parked.Unlock()
+			return
+		}
+	}
 	parked.list = append(parked.list, e)
 	var evict *prepared
 	if len(parked.list) > 2*MaxPrepared {
@@ -487,9 +488,55 @@ func takeParked(key, home string) *warm {
 		preparedMisses.Add(1)
 		return nil
 	}
+	w := <-e.w
+	if w != nil && w.runs > 0 {
+		select {
+		case <-w.c.exited:
+			// A kept helper that died while it waited: start another.
+			go w.discard()
+			preparedMisses.Add(1)
+			return nil
+		default:
+		}
+	}
 	preparedHits.Add(1)
-	return <-e.w
+	return w
 }
+
+// keep parks w, which has served a command and waits for another, for the
+// next run with key and home (reuse_linux.go); the oldest parked helper is
+// ended to make room, as Prepare does. It returns false when a helper is
+// parked for key already (prepared while the run went on): the caller
+// ends w instead.
+func keep(key, home string, w *warm) bool {
+	e := &prepared{key: key, home: home, w: make(chan *warm, 1)}
+	e.w <- w
+	parked.Lock()
+	for _, p := range parked.list {
+		if p.key == key {
+			parked.Unlock()
+			return false
+		}
+	}
+	parked.list = append(parked.list, e)
+	var evict *prepared
+	if len(parked.list) > 2*MaxPrepared {
+		evict, parked.list = parked.list[0], parked.list[1:]
+	}
+	parked.Unlock()
+	if evict != nil {
+		go evict.discard()
+	}
+	keptHelpers.Add(1)
+	return true
+}
+
+// keptHelpers counts the helpers kept for another command.
+var keptHelpers atomic.Uint64
+
+// KeptHelpers returns how many times a helper was kept, after its command,
+// for the next run of its pair (reuse_linux.go): for benchmarks and tests.
+func KeptHelpers() uint64 { return keptHelpers.Load() }
 
 // preparedHits and preparedMisses count the confined runs that found a
 // prepared helper for their key, and those that did not.
@@ -536,18 +583,23 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 	if w.mcg == nil {
 		out.Confinement = withoutMemcg(out.Confinement, p.iso)
 	}
-	defer w.ctl.Close()
-	defer w.outR.Close()
-	defer w.errR.Close()
-	defer w.jail.Close()
 	c := w.c
 	if p.iso == IsolationNamespaces {
 		out.HelperPID = c.cmd.p.Pid
 	}
-	if setup := awaitSetup(ctx, w); setup.SetupCode != "" {
+	// end ends the helper: the run failed before its command started.
+	end := func() {
 		c.killGroup()
 		<-c.exited
 		_, _ = c.reap()
+		w.ctl.Close()
+		w.jail.Close()
+		if w.mcg != nil {
+			w.mcg.remove()
+		}
+	}
+	if setup := awaitSetup(ctx, w); setup.SetupCode != "" {
+		end()
 		if setup.SetupCode == result.Timeout {
 			// The request's deadline passed while the helper set up: the
 			// timeout fired, though nothing of the command ran.
@@ -555,14 +607,26 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 		}
 		return out, result.New(setup.SetupCode, setup.SetupReason)
 	}
-	var passed []int
+	// The command's output: pipes of this run, whose write ends go with
+	// the command (the helper may serve more than one).
+	outR, outW, errR, errW, err := outputPipes()
+	if err != nil {
+		end()
+		return out, err
+	}
+	defer outR.Close()
+	defer errR.Close()
+	passed := []int{int(outW.Fd()), int(errW.Fd())}
+	closeW := func() { outW.Close(); errW.Close() }
+	fail := func(err error) (Outcome, error) {
+		closeW()
+		end()
+		return out, err
+	}
 	if s.Stdin != nil {
 		f, closeStdin, err := stdinFile(s.Stdin)
 		if err != nil {
-			c.killGroup()
-			<-c.exited
-			_, _ = c.reap()
-			return out, err
+			return fail(err)
 		}
 		defer closeStdin()
 		passed = append(passed, int(f.Fd()))
@@ -570,20 +634,15 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 	var pub *publisher
 	if publishing(s, &cfg) {
 		if pub, err = newPublisher(s.Publish); err != nil {
-			c.killGroup()
-			<-c.exited
-			_, _ = c.reap()
-			return out, err
+			return fail(err)
 		}
 		defer pub.close()
 		passed = append(passed, pub.theirs)
 	}
 	if err := sendCommand(w.fd, msg, passed); err != nil {
-		c.killGroup()
-		<-c.exited
-		_, _ = c.reap()
-		return out, result.Wrap(result.InternalError, errSetup+": the helper did not take its command", err)
+		return fail(result.Wrap(result.InternalError, errSetup+": the helper did not take its command", err))
 	}
+	closeW()
 	if pub != nil {
 		pub.start()
 	}
@@ -593,27 +652,40 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 
 	copied := make(chan struct{}, 2)
 	stderr := &stderrWatch{w: s.Stderr}
-	go drain(s.Stdout, w.outR, copied)
-	go drain(stderr, w.errR, copied)
-	r, runErr := awaitAnswer(ctx, w, s.Timeout, s.Terminate, &out)
+	go drain(s.Stdout, outR, copied)
+	go drain(stderr, errR, copied)
+	r, runErr, clean := awaitAnswer(ctx, w, s.Timeout, s.Terminate, &out)
 	// Once the helper has answered, every process of the command is dead
-	// and reaped (it answers only after wait4 found nothing left); the
-	// helper's own exit, which tears down its namespaces, is collected in
-	// the background.
+	// and reaped (it answers only after wait4 found nothing left).
 	if w.mcg != nil {
 		r = w.mcg.settle(r)
 	}
-	go func() {
-		<-c.exited
-		c.killGroup()
-		_, _ = c.reap()
-		if w.mcg != nil {
-			w.mcg.killAll()
-			w.mcg.remove()
+	w.runs++
+	if r.Reusable && clean && runErr == nil && r.Limit == "" && s.Stdin == nil && !s.TTY && pub == nil &&
+		p.iso == IsolationNamespaces {
+		// It waits for another command: kept for the next run of this
+		// pair (reuse_linux.go).
+		w.ready <- helperResult{}
+		if !keep(string(key), cfg.Home, w) {
+			go end()
 		}
-	}()
+	} else {
+		// The helper's own exit, which tears down its namespaces, is
+		// collected in the background.
+		go func() {
+			<-c.exited
+			c.killGroup()
+			_, _ = c.reap()
+			w.ctl.Close()
+			w.jail.Close()
+			if w.mcg != nil {
+				w.mcg.killAll()
+				w.mcg.remove()
+			}
+		}()
+	}
 	out.Duration = time.Since(start)
-	finishDrain(w.outR, w.errR, copied)
+	finishDrain(outR, errR, copied)
 	return outcomeOf(out, r, runErr, stderr.hint, cfg.Limits, s.Timeout)
 }
 
@@ -701,7 +773,11 @@ func awaitSetup(ctx context.Context, w *warm) helperResult {
 // ctx sends the helper cancelMsg (runErr then says why, and out records a
 // deadline), a closed term termMsg; a helper that does not answer within timeout plus
 // helperBackstop (or helperBackstop after a cancel) is killed.
-func awaitAnswer(ctx context.Context, w *warm, timeout time.Duration, term <-chan struct{}, out *Outcome) (r helperResult, runErr error) {
+//
+// clean is false when anything but the answer ended the wait, or a
+// message other than the command was sent: the helper is not kept.
+func awaitAnswer(ctx context.Context, w *warm, timeout time.Duration, term <-chan struct{}, out *Outcome) (r helperResult, runErr error, clean bool) {
+	clean = true
 	answers := make(chan helperResult, 1)
 	go func() { answers <- w.answer() }()
 	var backstop <-chan time.Time
@@ -714,14 +790,14 @@ func awaitAnswer(ctx context.Context, w *warm, timeout time.Duration, term <-cha
 	for {
 		select {
 		case r = <-answers:
-			return r, runErr
+			return r, runErr, clean
 		case <-term:
 			// A graceful stop (Spec.Terminate): the helper signals the
 			// command and keeps supervising it.
-			term = nil
+			term, clean = nil, false
 			_, _ = unix.Write(w.fd, []byte(termMsg))
 		case <-done:
-			done = nil
+			done, clean = nil, false
 			runErr = ctxError(ctx, out)
 			_, _ = unix.Write(w.fd, []byte(cancelMsg))
 			t := time.NewTimer(helperBackstop)
@@ -738,7 +814,7 @@ func awaitAnswer(ctx context.Context, w *warm, timeout time.Duration, term <-cha
 			case <-time.After(helperBackstop):
 				r = helperResult{SetupCode: result.InternalError, SetupReason: errSetup + ": the sandbox helper ended without an answer"}
 			}
-			return r, runErr
+			return r, runErr, false
 		}
 	}
 }

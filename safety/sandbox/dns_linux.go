@@ -76,6 +76,16 @@ func (l *lookups) list() []string {
 	return append([]string(nil), l.names...)
 }
 
+// reset forgets the names of the last command (a helper serving another).
+func (l *lookups) reset() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.names = nil
+	l.mu.Unlock()
+}
+
 func containsStr(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {

@@ -51,6 +51,10 @@ func helperMain() int {
 	for fd := ctlFD; fd <= jailFD; fd++ {
 		unix.CloseOnExec(fd)
 	}
+	// 4 and 5 only hold the places of the numbers that follow: each
+	// command's output descriptors come with the command.
+	unix.Close(stdoutFD)
+	unix.Close(stderrFD)
 	// No signal handling of its own (os/signal is initialised late, see
 	// proc): the command cannot signal the helper, as Landlock scopes
 	// signals to the command's domain (ABI 6 and later); on older kernels a
@@ -67,30 +71,39 @@ func helperMain() int {
 		unix.CloseOnExec(idmapFD0 + i)
 	}
 	closeInheritedOnExec(idmapFD0 + len(cfg.Idmapped))
-	h := &helper{cfg: cfg}
+	h := &helper{cfg: cfg, outFD: -1, errFD: -1, stdinFD: -1, mq: -1}
 	if cfg.Probe {
 		_, _ = unix.Write(ctlFD, []byte(`{}`))
 		return 0
 	}
-	answer := func(r helperResult) int {
+	answer := func(r helperResult) {
 		b, _ := json.Marshal(r)
 		_, _ = unix.Write(ctlFD, b)
-		return 0
 	}
 	f, err := h.setup()
 	if err != nil {
-		return answer(failResult(err))
+		answer(failResult(err))
+		return 0
 	}
-	if answer(helperResult{}) != 0 {
-		return 2
+	answer(helperResult{})
+	// The commands: one message each. The helper serves the next one
+	// only when it said, in its answer, that the last one left nothing
+	// behind (reuse_linux.go); otherwise it exits, which ends its
+	// namespaces.
+	for runs := 1; ; runs++ {
+		var passed []int
+		h.run = helperRun{}
+		if msg, passed, ok = recvCommand(ctlFD); !ok || json.Unmarshal(msg, &h.run) != nil {
+			return 2
+		}
+		h.takePassed(passed)
+		r := h.execute(f)
+		r.Reusable = r.SetupCode == "" && h.reusable(r, runs) && h.resetForNext()
+		answer(r)
+		if !r.Reusable {
+			return 0
+		}
 	}
-	// The command: the second message.
-	var passed []int
-	if msg, passed, ok = recvCommand(ctlFD); !ok || json.Unmarshal(msg, &h.run) != nil {
-		return 2
-	}
-	h.takePassed(passed)
-	return answer(h.execute(f))
 }
 
 // readMsg reads one control message into a buffer of its size, at most
@@ -125,6 +138,18 @@ type helper struct {
 	run helperRun
 
 	stdinFD int // the command's stdin passed with the command, -1: /dev/null
+	// outFD and errFD are the write ends of the command's stdout and
+	// stderr, passed with each command.
+	outFD, errFD int
+	// jailClosed: jailFD (landlock isolation's way into the jail) was
+	// closed once the first command was in its working directory.
+	jailClosed bool
+	// mq is a detached mount of the IPC namespace's POSIX message queues
+	// (reuse_linux.go), -1 when none could be made.
+	mq int
+	// stopCancel ends watchCancel once the command is over, so that the
+	// next command's message is not read as a cancellation.
+	stopCancel int
 
 	mu        sync.Mutex
 	limit     string
@@ -192,6 +217,9 @@ func (h *helper) setup() (*forker, error) {
 		// Orphans of the command are re-parented here, so they can be ended.
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	}
+	if err := h.setupReuse(); err != nil {
+		return nil, err
+	}
 	rs, err := h.ruleset()
 	if err != nil {
 		return nil, err
@@ -201,16 +229,20 @@ func (h *helper) setup() (*forker, error) {
 
 // execute enters the working directory, starts the command and supervises it.
 func (h *helper) execute(f *forker) helperResult {
+	if h.outFD < 0 || h.errFD < 0 {
+		h.closeOutput()
+		return failResult(failf(result.InternalError, errSetup+": the command came without its output descriptors"))
+	}
 	if err := h.enterDir(); err != nil {
+		h.closeOutput()
 		return failResult(err)
 	}
-	pid, err := f.start()
-	unix.Close(stdoutFD)
-	unix.Close(stderrFD)
+	pid, err := f.start(h)
+	h.closeOutput()
 	if err != nil {
 		return failResult(err)
 	}
-	defer close(f.done)
+	defer func() { f.done <- struct{}{} }()
 	r := h.supervise(pid)
 	r.Lookups = h.dns.list()
 	return r
@@ -730,6 +762,9 @@ func (h *helper) enterDir() error {
 	if err := unix.Fchdir(dfd); err != nil {
 		return failf(result.InternalError, errSetup+": the working directory could not be entered")
 	}
-	unix.Close(jailFD)
+	if !h.jailClosed {
+		h.jailClosed = true
+		unix.Close(jailFD)
+	}
 	return nil
 }

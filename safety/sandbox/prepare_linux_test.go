@@ -39,9 +39,19 @@ func TestPreparedHelperThatNoLongerMatchesIsEnded(t *testing.T) {
 	if hits != hits0 || misses != misses0+1 {
 		t.Fatalf("the changed run found a prepared helper (hits +%d, misses +%d)", hits-hits0, misses-misses0)
 	}
-	if n := parkedFor(b.home); n != 0 {
-		t.Fatalf("%d helpers still prepared for settings no run of this HOME has now", n)
+	// What is parked for this HOME now is the changed run's own helper,
+	// kept for its next command (reuse_linux.go), and nothing else.
+	if n := parkedFor(b.home); n != 1 {
+		t.Fatalf("%d helpers parked for this HOME, want only the changed run's own", n)
 	}
+	hits1, _ := PrepareStats()
+	if out, err := Run(context.Background(), changed); err != nil || out.ExitCode != 0 {
+		t.Fatalf("run: %v %+v", err, out)
+	}
+	if h, _ := PrepareStats(); h != hits1+1 {
+		t.Fatal("the changed run's next command did not find the helper kept for it")
+	}
+	hits, _ = PrepareStats()
 	Prepare(s)
 	if out, err := Run(context.Background(), s); err != nil || out.ExitCode != 0 {
 		t.Fatalf("run: %v %+v", err, out)

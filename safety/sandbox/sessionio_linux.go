@@ -40,8 +40,9 @@ func sendCommand(fd int, msg []byte, passed []int) error {
 	return unix.Sendmsg(fd, msg, unix.UnixRights(passed...), nil, 0)
 }
 
-// maxPassed bounds the descriptors a command message carries.
-const maxPassed = 2
+// maxPassed bounds the descriptors a command message carries: stdout,
+// stderr, stdin and the port-publishing socket.
+const maxPassed = 4
 
 // recvCommand reads the command message, in a buffer of its size as
 // readMsg does, and returns it with the descriptors passed with it (at
@@ -95,11 +96,11 @@ func recvCommand(fd int) (msg []byte, passed []int, ok bool) {
 	return msg, passed, m == n
 }
 
-// takePassed sorts the descriptors that came with the command (helperRun
-// Stdin, then Publish) and starts publishing ports when asked; a
-// descriptor the message does not account for is closed.
+// takePassed sorts the descriptors that came with the command (the write
+// ends of its stdout and stderr, then helperRun Stdin, then Publish) and
+// starts publishing ports when asked; a descriptor the message does not
+// account for is closed.
 func (h *helper) takePassed(passed []int) {
-	h.stdinFD = -1
 	take := func(want bool) int {
 		if !want || len(passed) == 0 {
 			return -1
@@ -108,6 +109,7 @@ func (h *helper) takePassed(passed []int) {
 		passed = passed[1:]
 		return fd
 	}
+	h.outFD, h.errFD = take(true), take(true)
 	h.stdinFD = take(h.run.Stdin)
 	if pub := take(h.run.Publish); pub >= 0 {
 		go h.publishPorts(pub)

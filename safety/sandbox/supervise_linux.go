@@ -21,17 +21,20 @@ func (h *helper) ruleset() (int, error) {
 	return buildRuleset(s, cfg.ABI, view)
 }
 
-// forker is the locked thread that starts the command. It is confined as
+// forker is the locked thread that starts the commands. It is confined as
 // soon as the helper's setup is done (no_new_privs, an empty capability set
 // with bounding and ambient sets cleared and securebits locked so that exec
 // as root regains nothing, the seccomp filter, the Landlock domain), and
-// then waits for the command: a prepared helper has paid for all of that
-// before the command arrives.
+// then waits for a command: a prepared helper has paid for all of that
+// before the command arrives, and a helper serving several commands one
+// after another (reuse_linux.go) pays for it once.
 type forker struct {
 	confined chan error
+	err      error // the confinement's error, once read
+	waited   bool
 	go_      chan struct{}
 	started  chan startResult
-	done     chan struct{} // closed by the reaper once the command has ended
+	done     chan struct{} // receives once the reaper has seen the command end
 }
 
 type startResult struct {
@@ -49,26 +52,30 @@ func (h *helper) startForker(rs int) *forker {
 			return
 		}
 		f.confined <- nil
-		<-f.go_
-		pid, err := h.forkCommand()
-		f.started <- startResult{pid, err}
-		if err == nil {
-			// Kept alive (Pdeathsig is tied to this thread) until the
-			// reaper has seen the command end; a channel wait, not a
-			// blocking waitid, so this thread's P is handed over at once.
-			<-f.done
+		for range f.go_ {
+			pid, err := h.forkCommand()
+			f.started <- startResult{pid, err}
+			if err == nil {
+				// Kept alive (Pdeathsig is tied to this thread) until the
+				// reaper has seen the command end; a channel wait, not a
+				// blocking waitid, so this thread's P is handed over at once.
+				<-f.done
+			}
 		}
 	}
 	onLockedThread(body)
 	return f
 }
 
-// start has the (confined) forker start the command.
-func (f *forker) start() (int, error) {
-	if err := <-f.confined; err != nil {
-		return 0, err
+// start has the (confined) forker start h's command.
+func (f *forker) start(h *helper) (int, error) {
+	if !f.waited {
+		f.waited, f.err = true, <-f.confined
 	}
-	close(f.go_)
+	if f.err != nil {
+		return 0, f.err
+	}
+	f.go_ <- struct{}{}
 	r := <-f.started
 	return r.pid, r.err
 }
@@ -119,7 +126,7 @@ func (h *helper) forkCommand() (int, error) {
 	}
 	attr := &syscall.ProcAttr{
 		Env:   h.run.Env,
-		Files: []uintptr{stdin, stdoutFD, stderrFD},
+		Files: []uintptr{stdin, uintptr(h.outFD), uintptr(h.errFD)},
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Ptrace: true},
 	}
 	if h.run.TTY && h.stdinFD >= 0 {
@@ -272,7 +279,12 @@ func (h *helper) supervise(cmdPid int) helperResult {
 			killChildren()
 		}
 	}
-	go h.watchCancel(killAll, func() { h.terminate(cmdPid) })
+	cancelDone := make(chan struct{})
+	go h.watchCancel(killAll, func() { h.terminate(cmdPid) }, cancelDone)
+	defer func() {
+		_, _ = unix.Write(h.stopCancel, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+		<-cancelDone
+	}()
 	if h.run.TimeoutMS > 0 {
 		t := time.AfterFunc(time.Duration(h.run.TimeoutMS)*time.Millisecond, func() {
 			h.setLimit(LimitTimeout)
@@ -289,10 +301,26 @@ func (h *helper) supervise(cmdPid int) helperResult {
 
 // watchCancel waits for cancellation from the server (cancelMsg, or the
 // control socket closed) and then ends everything; termMsg has term
-// signal the command first (a session's graceful stop).
-func (h *helper) watchCancel(killAll, term func()) {
+// signal the command first (a session's graceful stop). It returns, and
+// closes done, once stopCancel is written (the command is over): the
+// socket's next message is the next command.
+func (h *helper) watchCancel(killAll, term func(), done chan<- struct{}) {
+	defer close(done)
 	buf := make([]byte, 64)
+	fds := []unix.PollFd{{Fd: ctlFD, Events: unix.POLLIN}, {Fd: int32(h.stopCancel), Events: unix.POLLIN}}
 	for {
+		fds[0].Revents, fds[1].Revents = 0, 0
+		if _, err := unix.Poll(fds, -1); err == unix.EINTR {
+			continue
+		}
+		if fds[1].Revents != 0 {
+			var b [8]byte
+			_, _ = unix.Read(h.stopCancel, b[:])
+			return
+		}
+		if fds[0].Revents == 0 {
+			continue
+		}
 		n, err := unix.Read(ctlFD, buf)
 		if err != nil && err == unix.EINTR {
 			continue
@@ -306,7 +334,14 @@ func (h *helper) watchCancel(killAll, term func()) {
 			h.cancelled = true
 			h.mu.Unlock()
 			killAll()
-			return
+			// Wait for the end of the run all the same: reading on would
+			// take a closed socket's end again and again.
+			var b [8]byte
+			for {
+				if _, err := unix.Read(h.stopCancel, b[:]); err != unix.EINTR {
+					return
+				}
+			}
 		}
 	}
 }

@@ -1,0 +1,232 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bastion-mcp/bastion/safety/result"
+)
+
+// A helper serves commands one after another (issue 19). Starting one
+// (re-executing this binary, the Go runtime's start, the namespaces, the
+// view, the Landlock ruleset and the confined forker) costs about 13 ms
+// of CPU; a command in a helper that is already set up costs a fork and
+// an exec. Prepared helpers alone moved that start off the request path
+// only while calls left the server idle time: back to back, or in bursts,
+// calls waited for helpers being started.
+//
+// A helper is reused only when nothing of its last command can reach the
+// next one, and it is never shared by two commands at once (the server
+// takes it out of the parked list for the run). Between two commands:
+//
+//   - every process of the PID namespace is dead and reaped: the helper
+//     answers only after wait4 found no child left, having sent SIGKILL to
+//     every process of the namespace (kill(-1) from its first process)
+//     when the command ended;
+//   - the IPC namespace holds no System V message queue, semaphore set or
+//     shared memory segment, and no POSIX message queue (resetForNext
+//     removes them and checks that none is left);
+//   - the view's /dev/shm is empty (same);
+//   - HOME and TMPDIR are emptied by the server before the pair is handed
+//     out again (runner.recycle); a pair whose directories had to be made
+//     anew is another key, and its helper is ended (takeParked);
+//   - the limits, peaks, looked-up names and cancellation start afresh.
+//
+// What the namespaces hold that no command can change (the mounts of the
+// view, the loopback, the resolver and the proxy relay, the counters of
+// the user namespace) is kept: that is the saving. The network namespace's
+// sockets close with their processes. A command cannot change the view
+// (it has no capability, and the seccomp filter and Landlock apply), and
+// /proc/sys is read-only in it.
+//
+// A helper is not reused after a run that hit a limit, was cancelled or
+// stopped, timed out, had a terminal, stdin or published ports (sessions),
+// with landlock isolation (whose helper shares the host's namespaces), or
+// after maxRuns commands.
+
+// maxRuns bounds the commands one helper serves.
+const maxRuns = 256
+
+// setupReuse makes what resetForNext needs: the event that ends
+// watchCancel, and a detached mount of the IPC namespace's message queue
+// file system (never attached to the view: the command cannot see it).
+// Without the latter the helper serves one command only.
+func (h *helper) setupReuse() error {
+	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err != nil {
+		return failf(result.InternalError, errSetup+": the helper's event could not be made")
+	}
+	h.stopCancel = fd
+	if h.cfg.Isolation != IsolationNamespaces {
+		return nil
+	}
+	fs, err := unix.Fsopen("mqueue", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fs)
+	if unix.FsconfigCreate(fs) != nil {
+		return nil
+	}
+	if m, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, 0); err == nil {
+		h.mq = m
+	}
+	return nil
+}
+
+// closeOutput closes the helper's copies of the command's output
+// descriptors: the server reads to their end once the command's
+// processes are gone.
+func (h *helper) closeOutput() {
+	for _, fd := range []*int{&h.outFD, &h.errFD} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
+}
+
+// reusable reports whether the helper may serve another command after
+// the one that ended with r (its runs-th).
+func (h *helper) reusable(r helperResult, runs int) bool {
+	h.mu.Lock()
+	cancelled := h.cancelled
+	h.mu.Unlock()
+	return h.cfg.Isolation == IsolationNamespaces && h.mq >= 0 && runs < maxRuns &&
+		r.Started && r.Limit == "" && !r.Cancelled && !cancelled &&
+		!h.run.TTY && !h.run.Stdin && !h.run.Publish
+}
+
+// resetForNext removes what the last command left in the namespaces (see
+// above) and starts the run's records afresh. false: something could not
+// be removed, and the helper serves no other command.
+func (h *helper) resetForNext() bool {
+	if !clearSysV() || !h.clearMqueues() || !clearDir("/dev/shm") {
+		return false
+	}
+	h.mu.Lock()
+	h.limit, h.cancelled, h.peakTasks, h.peakRSSKB = "", false, 0, 0
+	h.mu.Unlock()
+	h.dns.reset()
+	if h.stdinFD >= 0 {
+		unix.Close(h.stdinFD)
+		h.stdinFD = -1
+	}
+	return true
+}
+
+// clearSysV removes every System V IPC object of the helper's IPC
+// namespace (/proc/sysvipc lists them: the view's /proc is the helper's
+// own, of its namespaces) and reports whether none is left.
+func clearSysV() bool {
+	for _, k := range []struct {
+		file string
+		rm   func(id int) error
+	}{
+		{"/proc/sysvipc/msg", func(id int) error {
+			_, _, e := unix.Syscall(unix.SYS_MSGCTL, uintptr(id), unix.IPC_RMID, 0)
+			return errnoErr(e)
+		}},
+		{"/proc/sysvipc/sem", func(id int) error {
+			_, _, e := unix.Syscall6(unix.SYS_SEMCTL, uintptr(id), 0, unix.IPC_RMID, 0, 0, 0)
+			return errnoErr(e)
+		}},
+		{"/proc/sysvipc/shm", func(id int) error {
+			_, err := unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+			return err
+		}},
+	} {
+		for pass := 0; ; pass++ {
+			ids, ok := sysvIDs(k.file)
+			if !ok {
+				return false
+			}
+			if len(ids) == 0 {
+				break
+			}
+			if pass == 2 {
+				return false
+			}
+			for _, id := range ids {
+				_ = k.rm(id)
+			}
+		}
+	}
+	return true
+}
+
+func errnoErr(e unix.Errno) error {
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// sysvIDs reads the ids (second column) of a /proc/sysvipc file.
+func sysvIDs(file string) ([]int, bool) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, false
+	}
+	var ids []int
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for first := true; sc.Scan(); first = false {
+		if first {
+			continue // the header
+		}
+		f := bytes.Fields(sc.Bytes())
+		if len(f) < 2 {
+			continue
+		}
+		id, err := strconv.Atoi(string(f[1]))
+		if err != nil {
+			return nil, false
+		}
+		ids = append(ids, id)
+	}
+	return ids, true
+}
+
+// clearMqueues unlinks every POSIX message queue of the IPC namespace
+// through the helper's detached mqueue mount.
+func (h *helper) clearMqueues() bool {
+	if h.mq < 0 {
+		return false
+	}
+	fd, err := unix.Openat(h.mq, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	d := os.NewFile(uintptr(fd), "mqueue")
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if unix.Unlinkat(fd, n, 0) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// clearDir removes everything in dir (a tmpfs of the view) and reports
+// whether it is empty.
+func clearDir(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return os.IsNotExist(err)
+	}
+	for _, e := range ents {
+		if os.RemoveAll(dir+"/"+e.Name()) != nil {
+			return false
+		}
+	}
+	left, err := os.ReadDir(dir)
+	return err == nil && len(left) == 0
+}
