@@ -34,6 +34,32 @@ func (l *Log) append(kind, action string, intent *string, code *result.Code, fie
 	return seq, err
 }
 
+// appendNotify is append of a lazy record whose fsync's result is sent on
+// notify (nil at once when the record was fsync'd before it returned: a
+// file this append created).
+func (l *Log) appendNotify(kind, action string, fields map[string]any, notify chan error) (int64, error) {
+	if fields == nil {
+		fields = map[string]any{}
+	}
+	l.mu.Lock()
+	l.notify = notify
+	seq, err := l.appendChecked(kind, action, nil, nil, fields, true)
+	if l.notify != nil && err == nil {
+		notify <- nil // fsync'd in place
+	}
+	l.notify = nil
+	sent := l.sent
+	l.sent = nil
+	l.mu.Unlock()
+	if err != nil {
+		telemetry.AuditFailure(action)
+	}
+	for _, r := range sent {
+		telemetry.Audit(r)
+	}
+	return seq, err
+}
+
 // appendOne is append under the lock; it also returns the records written
 // (a pending recovery record, then this one) for telemetry.
 func (l *Log) appendOne(kind, action string, intent *string, code *result.Code, fields map[string]any, lazy bool) (int64, []telemetry.AuditRecord, error) {
@@ -258,7 +284,8 @@ func (l *Log) rotateIfFull(t *target, n int, prefixed bool) error {
 func (l *Log) writeLine(t *target, line []byte) error {
 	n, err := t.f.Write(line)
 	if err == nil && t.lazy && !t.created {
-		l.syncLater(t.f)
+		l.syncLater(t.f, l.notify)
+		l.notify = nil
 		t.f = nil // syncLater closes it
 		return nil
 	}
@@ -286,12 +313,19 @@ var syncFile = (*os.File).Sync
 // it. Close waits for it. A failure is kept and refuses the next record
 // once (AUDIT_UNAVAILABLE in closed mode): the record was written and read
 // back by every reader, but a power loss may take it.
-func (l *Log) syncLater(f *os.File) {
+//
+// With notify (IntentPending) the result goes there instead, and the
+// caller, not the next record, answers for a failure.
+func (l *Log) syncLater(f *os.File, notify chan error) {
 	l.lazy.Add(1)
 	go func() {
 		defer l.lazy.Done()
 		err := syncFile(f)
 		f.Close()
+		if notify != nil {
+			notify <- err
+			return
+		}
 		if err == nil {
 			return
 		}

@@ -89,6 +89,9 @@ type Log struct {
 	// lazyErr is the failure of one, refusing the next record once.
 	lazy    sync.WaitGroup
 	lazyErr error
+	// notify, set under mu for one append (IntentPending), receives the
+	// result of that record's background fsync.
+	notify chan error
 	// sent are the records this append wrote, for telemetry (only while
 	// telemetry is on).
 	sent []telemetry.AuditRecord
@@ -278,6 +281,46 @@ func (l *Log) Intent(action string, fields map[string]any) (string, error) {
 	}
 	return "", result.Wrap(result.AuditUnavailable,
 		"the audit log could not record the intent ("+why(err)+"), so the request was refused before anything was done", err)
+}
+
+// IntentPending is Intent whose fsync runs in the background, so that the
+// caller can prepare the act meanwhile: the record is written (one
+// write(2), so every reader of the log sees it) before IntentPending
+// returns, and durable waits for its fsync. The caller must not act before
+// durable has returned nil: in closed mode a record that could not be
+// made durable returns AUDIT_UNAVAILABLE there (the record stays in the
+// log, an intent without an outcome, as after a crash), and in open mode
+// the failure goes to the logger and durable returns nil. A record that
+// cannot be written at all is refused here, as by Intent. durable may be
+// called more than once.
+func (l *Log) IntentPending(action string, fields map[string]any) (id string, durable func() error, err error) {
+	ch := make(chan error, 1)
+	seq, err := l.appendNotify(KindIntent, action, fields, ch)
+	if err != nil {
+		if l.openMode {
+			l.warn(KindIntent, action, err)
+			return ids.New("i-unrecorded"), func() error { return nil }, nil
+		}
+		return "", nil, result.Wrap(result.AuditUnavailable,
+			"the audit log could not record the intent ("+why(err)+"), so the request was refused before anything was done", err)
+	}
+	var once sync.Once
+	var derr error
+	durable = func() error {
+		once.Do(func() {
+			ferr := <-ch
+			switch {
+			case ferr == nil:
+			case l.openMode:
+				l.warn(KindIntent, action, ferr)
+			default:
+				derr = result.Wrap(result.AuditUnavailable,
+					"the audit log could not make the intent durable ("+why(ferr)+"), so nothing was done", ferr)
+			}
+		})
+		return derr
+	}
+	return intentID(seq), durable, nil
 }
 
 // Outcome records how the act announced by intentID ended: code is its

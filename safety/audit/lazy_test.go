@@ -4,9 +4,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/bastion-mcp/bastion/safety/result"
 )
@@ -113,4 +115,74 @@ func swapSync(t *testing.T, f func(*os.File) error) {
 	old := syncFile
 	syncFile = f
 	t.Cleanup(func() { syncFile = old })
+}
+
+// TestIntentPendingIsReadableAtOnceAndDurableOnlyAfterItsFsync: the
+// record of IntentPending is in the file when it returns, durable returns
+// only once its fsync is done, and an fsync that fails makes durable
+// refuse the act (AUDIT_UNAVAILABLE carrying EIO) in closed mode, without
+// refusing the next record; in open mode durable says nothing.
+func TestIntentPendingIsReadableAtOnceAndDurableOnlyAfterItsFsync(t *testing.T) {
+	release := make(chan struct{})
+	var fail, hold atomic.Bool
+	swapSync(t, func(f *os.File) error {
+		if hold.Load() {
+			<-release
+		}
+		if fail.Load() {
+			return &os.PathError{Op: "sync", Path: f.Name(), Err: syscall.EIO}
+		}
+		return f.Sync()
+	})
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l := openLog(t, Options{Path: path, Server: "terminald"})
+	if _, err := l.Intent("first", nil); err != nil { // creates the file
+		t.Fatal(err)
+	}
+	hold.Store(true)
+	id, durable, err := l.IntentPending("run_command", map[string]any{"argv": []string{"true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), `"run_command"`) {
+		t.Fatal("the pending intent is not in the file when IntentPending returns")
+	}
+	done := make(chan error, 1)
+	go func() { done <- durable() }()
+	select {
+	case err := <-done:
+		t.Fatalf("durable returned (%v) before the record's fsync finished", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("durable after a good fsync: %v", err)
+	}
+	hold.Store(false)
+	if err := l.Outcome(id, "run_command", result.OK, nil); err != nil {
+		t.Fatal(err)
+	}
+	fail.Store(true)
+	_, durable, err = l.IntentPending("run_command", nil)
+	if err != nil {
+		t.Fatalf("the write itself succeeded, so IntentPending must too: %v", err)
+	}
+	e := wantCode(t, durable(), result.AuditUnavailable)
+	if !errors.Is(e, syscall.EIO) {
+		t.Fatalf("the refusal should carry the fsync's EIO: %v", e)
+	}
+	fail.Store(false)
+	if _, err := l.Intent("after", nil); err != nil {
+		t.Fatalf("the record after a refused pending intent: %v", err)
+	}
+	mustVerify(t, path, 5)
+
+	fail.Store(true)
+	open := openLog(t, Options{Path: filepath.Join(t.TempDir(), "open.jsonl"), Server: "terminald", FailMode: "open"})
+	if _, err := open.Intent("first", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, durable, err := open.IntentPending("run_command", nil); err != nil || durable() != nil {
+		t.Fatalf("open mode: %v", err)
+	}
 }

@@ -174,14 +174,18 @@ func (r *Runner) judge(req Request) (judged, error) {
 func (r *Runner) start(ctx context.Context, j judged, running func(RunProgress)) Outcome {
 	ev, dir := j.ev, j.dir
 	argv := ev.Decision.Argv
-	intent, err := r.o.Audit.Intent(r.o.Action, map[string]any{"argv": r.redactArgv(argv), "cwd": dir,
+	// The intent is written now and fsync'd while the sandbox starts the
+	// command, which it holds stopped before its first instruction until
+	// the record is durable (sandbox.Spec.Gate): nothing runs without it.
+	intent, durable, err := r.o.Audit.IntentPending(r.o.Action, map[string]any{"argv": r.redactArgv(argv), "cwd": dir,
 		"executable": ev.Executable, "rule": ev.Decision.Rule})
 	if err != nil {
 		return refusal(err)
 	}
 	stdout := r.o.Redact.NewOutputWriter(r.o.MaxOutputBytes, !r.o.RawOutput)
 	stderr := r.o.Redact.NewOutputWriter(r.o.MaxOutputBytes, !r.o.RawOutput)
-	spec := sandbox.Spec{Path: ev.Executable, Argv: argv, Dir: dir, Env: r.env(ev.Decision.Name), Stdout: stdout, Stderr: stderr}
+	spec := sandbox.Spec{Path: ev.Executable, Argv: argv, Dir: dir, Env: r.env(ev.Decision.Name), Stdout: stdout, Stderr: stderr,
+		Gate: durable}
 	stopReports := func() {}
 	if running != nil {
 		tail := &outputTail{}
@@ -208,7 +212,7 @@ func (r *Runner) execute(ctx context.Context, spec sandbox.Spec) (sandbox.Outcom
 	rd, err := r.takeRunDirs()
 	if err == nil {
 		s := r.spec(rd)
-		s.Path, s.Argv, s.Dir, s.Env, s.Stdout, s.Stderr = spec.Path, spec.Argv, spec.Dir, spec.Env, spec.Stdout, spec.Stderr
+		s.Path, s.Argv, s.Dir, s.Env, s.Stdout, s.Stderr, s.Gate = spec.Path, spec.Argv, spec.Dir, spec.Env, spec.Stdout, spec.Stderr, spec.Gate
 		sctx, span := telemetry.Start(ctx, "sandbox.run")
 		outc, err = sandbox.Run(sctx, s)
 		span.Set(telemetry.Int("process.exit.code", int64(outc.ExitCode)), telemetry.String("bastion.limit", outc.Limit))
@@ -265,7 +269,13 @@ func (r *Runner) finish(intent string, argv []string, executable string, outc sa
 	if len(out.Refused) > 0 {
 		fields["sandbox_refused"] = out.Refused
 	}
-	if aerr := r.o.Audit.Outcome(intent, r.o.Action, out.Code, fields); aerr != nil {
+	// The record is written (one write(2): every reader of the log sees
+	// it) before the answer; its fsync follows in the background
+	// (audit.Log.OutcomeLazy), as organizerd's does: nothing reads the
+	// audit log to recover a run, and a power loss in that millisecond
+	// leaves the intent without its outcome, as a crash during the run
+	// would. The intent stays fsync'd before anything runs.
+	if aerr := r.o.Audit.OutcomeLazy(intent, r.o.Action, out.Code, fields); aerr != nil {
 		r.o.Logger.Error("audit outcome record failed", "intent", intent)
 	}
 	switch {

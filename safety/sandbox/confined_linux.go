@@ -87,7 +87,14 @@ type helperRun struct {
 	// this order: the command's stdin, the port-publishing socket.
 	Stdin   bool `json:"stdin,omitempty"`
 	Publish bool `json:"publish,omitempty"`
+	// Hold: the command, stopped after its execve with its limits set, is
+	// let go only on releaseMsg (Spec.Gate).
+	Hold bool `json:"hold,omitempty"`
 }
+
+// releaseMsg lets a held command run (helperRun.Hold); anything else, or
+// the socket closed, ends it before its first instruction.
+const releaseMsg = "release"
 
 // helperResult is the helper's one answer.
 type helperResult struct {
@@ -643,6 +650,17 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 		return fail(result.Wrap(result.InternalError, errSetup+": the helper did not take its command", err))
 	}
 	closeW()
+	var gateErr error
+	if s.Gate != nil {
+		// While the helper starts the command and stops it at its exec.
+		release := releaseMsg
+		if gateErr = s.Gate(); gateErr != nil {
+			release = cancelMsg
+		}
+		if _, err := unix.Write(w.fd, []byte(release)); err != nil && gateErr == nil {
+			gateErr = result.Wrap(result.InternalError, errSetup+": the helper did not take its command", err)
+		}
+	}
 	if pub != nil {
 		pub.start()
 	}
@@ -686,6 +704,10 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 	}
 	out.Duration = time.Since(start)
 	finishDrain(outR, errR, copied)
+	if gateErr != nil && !r.Started {
+		out.Duration = 0 // nothing of the command ran
+		return out, gateErr
+	}
 	return outcomeOf(out, r, runErr, stderr.hint, cfg.Limits, s.Timeout)
 }
 
@@ -695,7 +717,7 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 // descriptors it opened.
 func commandMessage(s *Spec, cfg *helperConfig, env []string) (msg []byte, release func(), err error) {
 	run := helperRun{TimeoutMS: s.Timeout.Milliseconds(), Path: s.Path, Argv: s.Argv, Env: env, TTY: s.TTY,
-		Stdin: s.Stdin != nil, Publish: publishing(s, cfg)}
+		Stdin: s.Stdin != nil, Publish: publishing(s, cfg), Hold: s.Gate != nil}
 	jfd, err := unix.Open(cfg.Jail, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, result.Wrap(result.NotFound, "the jail root cannot be opened", err)

@@ -303,6 +303,12 @@ type Spec struct {
 	// and the command handed to it, right before its exec (a session's
 	// answer waits for it, not for the command's end).
 	Started func() `json:"-"`
+	// Gate, when not nil, is waited for before the command is let run: its
+	// sandbox is built, the command exec'd and stopped before its first
+	// instruction meanwhile (the audit intent's fsync runs beside that
+	// work). An error from it ends the stopped command, nothing of it
+	// having run, and is Run's error.
+	Gate func() error `json:"-"`
 }
 
 // PortEvent is a published port opened or closed (Spec.Publish).
@@ -725,6 +731,11 @@ func limitError(limit string, l Limits, timeout time.Duration) error {
 // runPlain runs the command as a direct child in its own process group,
 // with no Landlock (mode "off", or "best-effort" where it is missing).
 func runPlain(ctx context.Context, s *Spec, env []string, out Outcome) (Outcome, error) {
+	if s.Gate != nil {
+		if err := s.Gate(); err != nil {
+			return out, err
+		}
+	}
 	// Every descriptor the child gets is opened here.
 	stdin, closeStdin, err := stdinFile(s.Stdin)
 	if err != nil {

@@ -259,6 +259,13 @@ func (h *helper) limitStopped(pid int) error {
 	if h.cfg.MemEvents != "" {
 		_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("1000"), 0)
 	}
+	if h.run.Hold {
+		// The server's word that the command may run (Spec.Gate): no
+		// other message comes before it, as watchCancel is not reading yet.
+		if msg, ok := readMsg(ctlFD); !ok || string(msg) != releaseMsg {
+			return failf(result.OperationFailed, "the command was not let run; nothing of it ran")
+		}
+	}
 	if err := unix.PtraceDetach(pid); err != nil {
 		return failf(result.InternalError, errSetup+": the command could not be released")
 	}
