@@ -497,13 +497,22 @@ func takeParked(key, home string) *warm {
 	}
 	w := <-e.w
 	if w != nil && w.runs > 0 {
+		// A kept helper: ready once it has cleared what its last command
+		// left (at once, unless that command ended a moment ago). One that
+		// could not, or died while it waited, is ended: start another.
 		select {
-		case <-w.c.exited:
-			// A kept helper that died while it waited: start another.
+		case setup := <-w.ready:
+			if setup.SetupCode == "" {
+				w.ready <- setup
+				break
+			}
 			go w.discard()
 			preparedMisses.Add(1)
 			return nil
-		default:
+		case <-w.c.exited:
+			go w.discard()
+			preparedMisses.Add(1)
+			return nil
 		}
 	}
 	preparedHits.Add(1)
@@ -616,15 +625,17 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 	}
 	// The command's output: pipes of this run, whose write ends go with
 	// the command (the helper may serve more than one).
-	outR, outW, errR, errW, err := outputPipes()
+	outR, outW, errR, errW, err := relayPipes()
 	if err != nil {
 		end()
 		return out, err
 	}
-	defer outR.Close()
-	defer errR.Close()
-	passed := []int{int(outW.Fd()), int(errW.Fd())}
-	closeW := func() { outW.Close(); errW.Close() }
+	hint := &stderrWatch{w: s.Stderr}
+	rl := &relay{ctx: ctx, w: w, timeout: s.Timeout, term: s.Terminate, out: &out, outFD: outR, errFD: errR,
+		stdout: s.Stdout, stderr: hint}
+	defer rl.closePipes()
+	passed := []int{outW, errW}
+	closeW := func() { unix.Close(outW); unix.Close(errW) }
 	fail := func(err error) (Outcome, error) {
 		closeW()
 		end()
@@ -667,12 +678,7 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 	if s.Started != nil {
 		s.Started()
 	}
-
-	copied := make(chan struct{}, 2)
-	stderr := &stderrWatch{w: s.Stderr}
-	go drain(s.Stdout, outR, copied)
-	go drain(stderr, errR, copied)
-	r, runErr, clean := awaitAnswer(ctx, w, s.Timeout, s.Terminate, &out)
+	r, runErr, clean := rl.run()
 	// Once the helper has answered, every process of the command is dead
 	// and reaped (it answers only after wait4 found nothing left).
 	if w.mcg != nil {
@@ -681,9 +687,10 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 	w.runs++
 	if r.Reusable && clean && runErr == nil && r.Limit == "" && s.Stdin == nil && !s.TTY && pub == nil &&
 		p.iso == IsolationNamespaces {
-		// It waits for another command: kept for the next run of this
-		// pair (reuse_linux.go).
-		w.ready <- helperResult{}
+		// It clears what the command left and says it is ready, as after
+		// its setup, and is kept for the next run of this pair
+		// (reuse_linux.go).
+		go func() { w.ready <- w.answer() }()
 		if !keep(string(key), cfg.Home, w) {
 			go end()
 		}
@@ -703,12 +710,11 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 		}()
 	}
 	out.Duration = time.Since(start)
-	finishDrain(outR, errR, copied)
 	if gateErr != nil && !r.Started {
 		out.Duration = 0 // nothing of the command ran
 		return out, gateErr
 	}
-	return outcomeOf(out, r, runErr, stderr.hint, cfg.Limits, s.Timeout)
+	return outcomeOf(out, r, runErr, hint.hint, cfg.Limits, s.Timeout)
 }
 
 // commandMessage is the helper's second message for s: the command and
@@ -788,56 +794,6 @@ func awaitSetup(ctx context.Context, w *warm) helperResult {
 		return setup
 	case <-time.After(setupBound):
 		return helperResult{SetupCode: result.InternalError, SetupReason: errSetup + ": the sandbox helper did not finish setting up"}
-	}
-}
-
-// awaitAnswer waits for the helper's answer to the command. A cancelled
-// ctx sends the helper cancelMsg (runErr then says why, and out records a
-// deadline), a closed term termMsg; a helper that does not answer within timeout plus
-// helperBackstop (or helperBackstop after a cancel) is killed.
-//
-// clean is false when anything but the answer ended the wait, or a
-// message other than the command was sent: the helper is not kept.
-func awaitAnswer(ctx context.Context, w *warm, timeout time.Duration, term <-chan struct{}, out *Outcome) (r helperResult, runErr error, clean bool) {
-	clean = true
-	answers := make(chan helperResult, 1)
-	go func() { answers <- w.answer() }()
-	var backstop <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout + helperBackstop)
-		defer t.Stop()
-		backstop = t.C
-	}
-	done := ctx.Done()
-	for {
-		select {
-		case r = <-answers:
-			return r, runErr, clean
-		case <-term:
-			// A graceful stop (Spec.Terminate): the helper signals the
-			// command and keeps supervising it.
-			term, clean = nil, false
-			_, _ = unix.Write(w.fd, []byte(termMsg))
-		case <-done:
-			done, clean = nil, false
-			runErr = ctxError(ctx, out)
-			_, _ = unix.Write(w.fd, []byte(cancelMsg))
-			t := time.NewTimer(helperBackstop)
-			defer t.Stop()
-			backstop = t.C
-		case <-backstop:
-			// The helper did not answer in time: kill it. With namespaces
-			// every process of the command dies with it. Only the helper
-			// holds the control socket, so its death ends the read; the
-			// bound below is a second guard, never expected to fire.
-			w.c.killGroup()
-			select {
-			case r = <-answers:
-			case <-time.After(helperBackstop):
-				r = helperResult{SetupCode: result.InternalError, SetupReason: errSetup + ": the sandbox helper ended without an answer"}
-			}
-			return r, runErr, false
-		}
 	}
 }
 

@@ -86,10 +86,11 @@ func helperMain() int {
 		return 0
 	}
 	answer(helperResult{})
-	// The commands: one message each. The helper serves the next one
-	// only when it said, in its answer, that the last one left nothing
-	// behind (reuse_linux.go); otherwise it exits, which ends its
-	// namespaces.
+	// The commands: one message each. After a command's answer the helper
+	// serves another only when the answer said it may (reuse_linux.go) and
+	// a second message, once what the command left is cleared, says it is
+	// ready (as the setup's answer did); otherwise it exits, which ends
+	// its namespaces.
 	for runs := 1; ; runs++ {
 		var passed []int
 		h.run = helperRun{}
@@ -97,12 +98,21 @@ func helperMain() int {
 			return 2
 		}
 		h.takePassed(passed)
-		r := h.execute(f)
-		r.Reusable = r.SetupCode == "" && h.reusable(r, runs) && h.resetForNext()
-		answer(r)
+		r, answered := h.execute(f, runs, answer)
+		if !answered {
+			answer(r)
+			return 0
+		}
 		if !r.Reusable {
 			return 0
 		}
+		// Cleared after the answer, off the command's time; the server
+		// hands the helper another command only once it said it is ready.
+		if !h.resetForNext() {
+			answer(failResult(failf(result.InternalError, errSetup+": what the last command left could not be cleared")))
+			return 0
+		}
+		answer(helperResult{})
 	}
 }
 
@@ -147,9 +157,6 @@ type helper struct {
 	// mq is a detached mount of the IPC namespace's POSIX message queues
 	// (reuse_linux.go), -1 when none could be made.
 	mq int
-	// stopCancel ends watchCancel once the command is over, so that the
-	// next command's message is not read as a cancellation.
-	stopCancel int
 
 	mu        sync.Mutex
 	limit     string
@@ -228,24 +235,18 @@ func (h *helper) setup() (*forker, error) {
 }
 
 // execute enters the working directory, starts the command and supervises it.
-func (h *helper) execute(f *forker) helperResult {
+// The forker starts the command, supervises it and answers (forker.run);
+// answered is false when the caller is to answer r (nothing ran).
+func (h *helper) execute(f *forker, runs int, answer func(helperResult)) (r helperResult, answered bool) {
 	if h.outFD < 0 || h.errFD < 0 {
 		h.closeOutput()
-		return failResult(failf(result.InternalError, errSetup+": the command came without its output descriptors"))
+		return failResult(failf(result.InternalError, errSetup+": the command came without its output descriptors")), false
 	}
 	if err := h.enterDir(); err != nil {
 		h.closeOutput()
-		return failResult(err)
+		return failResult(err), false
 	}
-	pid, err := f.start(h)
-	h.closeOutput()
-	if err != nil {
-		return failResult(err)
-	}
-	defer func() { f.done <- struct{}{} }()
-	r := h.supervise(pid)
-	r.Lookups = h.dns.list()
-	return r
+	return f.run(h, runs, answer)
 }
 
 func failResult(err error) helperResult {

@@ -7,8 +7,6 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/bastion-mcp/bastion/safety/result"
 )
 
 // A helper serves commands one after another (issue 19). Starting one
@@ -51,16 +49,10 @@ import (
 // maxRuns bounds the commands one helper serves.
 const maxRuns = 256
 
-// setupReuse makes what resetForNext needs: the event that ends
-// watchCancel, and a detached mount of the IPC namespace's message queue
-// file system (never attached to the view: the command cannot see it).
-// Without the latter the helper serves one command only.
+// setupReuse makes what resetForNext needs: a detached mount of the IPC
+// namespace's message queue file system (never attached to the view: the
+// command cannot see it). Without it the helper serves one command only.
 func (h *helper) setupReuse() error {
-	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
-	if err != nil {
-		return failf(result.InternalError, errSetup+": the helper's event could not be made")
-	}
-	h.stopCancel = fd
 	if h.cfg.Isolation != IsolationNamespaces {
 		return nil
 	}

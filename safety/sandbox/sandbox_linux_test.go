@@ -839,9 +839,12 @@ func TestContextDeadlineIsATimeoutAndCancelIsNot(t *testing.T) {
 	if result.CodeOf(err) != result.Timeout || !out.TimedOut {
 		t.Fatalf("deadline: %+v %v", out, err)
 	}
+	// Cancelled once the command runs (a helper started under the race
+	// detector on a loaded machine can take longer than a fixed delay).
 	ctx2, cancel2 := context.WithCancel(context.Background())
-	time.AfterFunc(150*time.Millisecond, cancel2)
-	out, err = Run(ctx2, b.spec(t, "sleep", "30"))
+	s := b.spec(t, "sleep", "30")
+	s.Started = func() { time.AfterFunc(150*time.Millisecond, cancel2) }
+	out, err = Run(ctx2, s)
 	if result.CodeOf(err) != result.OperationFailed || out.TimedOut || out.Signal != "SIGKILL" {
 		t.Fatalf("cancel: %+v %v", out, err)
 	}

@@ -21,63 +21,84 @@ func (h *helper) ruleset() (int, error) {
 	return buildRuleset(s, cfg.ABI, view)
 }
 
-// forker is the locked thread that starts the commands. It is confined as
-// soon as the helper's setup is done (no_new_privs, an empty capability set
-// with bounding and ambient sets cleared and securebits locked so that exec
-// as root regains nothing, the seccomp filter, the Landlock domain), and
-// then waits for a command: a prepared helper has paid for all of that
-// before the command arrives, and a helper serving several commands one
-// after another (reuse_linux.go) pays for it once.
+// forker is the locked thread that starts, supervises and answers for the
+// commands. It is confined as soon as the helper's setup is done
+// (no_new_privs, an empty capability set with bounding and ambient sets
+// cleared and securebits locked so that exec as root regains nothing, the
+// seccomp filter, the Landlock domain), and then waits for a command: a
+// prepared helper has paid for all of that before the command arrives,
+// and a helper serving several commands one after another
+// (reuse_linux.go) pays for it once. The main goroutine reads each command
+// and enters its working directory (openat2, which the filter refuses the
+// confined thread); the forker takes it from there to the answer, so that
+// no other thread needs waking while the command runs or ends.
 type forker struct {
 	confined chan error
 	err      error // the confinement's error, once read
 	waited   bool
-	go_      chan struct{}
+	go_      chan forkJob
 	started  chan startResult
-	done     chan struct{} // receives once the reaper has seen the command end
 }
 
+// forkJob is one command for the forker: the helper's runs-th, answered
+// with answer.
+type forkJob struct {
+	runs   int
+	answer func(helperResult)
+}
+
+// startResult is the forker's report: the command could not start (err),
+// or it ran and the forker answered r.
 type startResult struct {
-	pid int
+	r   helperResult
 	err error
 }
 
 // startForker starts the forker thread for ruleset rs.
 func (h *helper) startForker(rs int) *forker {
-	f := &forker{confined: make(chan error, 1), go_: make(chan struct{}), started: make(chan startResult, 1),
-		done: make(chan struct{})}
+	f := &forker{confined: make(chan error, 1), go_: make(chan forkJob), started: make(chan startResult, 1)}
 	body := func() {
 		if err := h.confine(rs); err != nil {
 			f.confined <- err
 			return
 		}
 		f.confined <- nil
-		for range f.go_ {
+		for job := range f.go_ {
 			pid, err := h.forkCommand()
-			f.started <- startResult{pid, err}
-			if err == nil {
-				// Kept alive (Pdeathsig is tied to this thread) until the
-				// reaper has seen the command end; a channel wait, not a
-				// blocking waitid, so this thread's P is handed over at once.
-				<-f.done
+			h.closeOutput()
+			if err != nil {
+				f.started <- startResult{err: err}
+				continue
 			}
+			// Supervised on this thread, which the command's Pdeathsig is
+			// tied to, until every process is reaped.
+			r := h.supervise(pid)
+			r.Lookups = h.dns.list()
+			r.Reusable = h.reusable(r, job.runs)
+			job.answer(r)
+			f.started <- startResult{r: r}
 		}
 	}
 	onLockedThread(body)
 	return f
 }
 
-// start has the (confined) forker start h's command.
-func (f *forker) start(h *helper) (int, error) {
+// run has the (confined) forker start h's command, the helper's runs-th,
+// supervise it and answer. answered is false when the command could not
+// start: the caller answers r then.
+func (f *forker) run(h *helper, runs int, answer func(helperResult)) (r helperResult, answered bool) {
 	if !f.waited {
 		f.waited, f.err = true, <-f.confined
 	}
 	if f.err != nil {
-		return 0, f.err
+		return failResult(f.err), false
 	}
-	f.go_ <- struct{}{}
-	r := <-f.started
-	return r.pid, r.err
+	f.go_ <- forkJob{runs: runs, answer: answer}
+	s := <-f.started
+	if s.err != nil {
+		return failResult(s.err), false
+	}
+	return s.r, true
 }
 
 // confine runs on the locked, non-main forker thread.
@@ -286,12 +307,18 @@ func (h *helper) supervise(cmdPid int) helperResult {
 			killChildren()
 		}
 	}
-	cancelDone := make(chan struct{})
-	go h.watchCancel(killAll, func() { h.terminate(cmdPid) }, cancelDone)
-	defer func() {
-		_, _ = unix.Write(h.stopCancel, []byte{1, 0, 0, 0, 0, 0, 0, 0})
-		<-cancelDone
-	}()
+	var stop [2]int
+	if err := unix.Pipe2(stop[:], unix.O_CLOEXEC); err == nil {
+		go h.watchCancel(killAll, func() { h.terminate(cmdPid) }, stop[0])
+		defer unix.Close(stop[1]) // ends watchCancel, which is not waited for
+	} else {
+		// No way to hear a cancellation (the helper is out of
+		// descriptors): the command is ended at once, as cancelled.
+		h.mu.Lock()
+		h.cancelled = true
+		h.mu.Unlock()
+		killAll()
+	}
 	if h.run.TimeoutMS > 0 {
 		t := time.AfterFunc(time.Duration(h.run.TimeoutMS)*time.Millisecond, func() {
 			h.setLimit(LimitTimeout)
@@ -308,47 +335,46 @@ func (h *helper) supervise(cmdPid int) helperResult {
 
 // watchCancel waits for cancellation from the server (cancelMsg, or the
 // control socket closed) and then ends everything; termMsg has term
-// signal the command first (a session's graceful stop). It returns, and
-// closes done, once stopCancel is written (the command is over): the
-// socket's next message is the next command.
-func (h *helper) watchCancel(killAll, term func(), done chan<- struct{}) {
-	defer close(done)
-	buf := make([]byte, 64)
-	fds := []unix.PollFd{{Fd: ctlFD, Events: unix.POLLIN}, {Fd: int32(h.stopCancel), Events: unix.POLLIN}}
+// signal the command first (a session's graceful stop). It returns once
+// the run is over (its end of the pipe stop is closed, or another
+// message is waiting: that is the next command's, left for the main
+// loop, as every message is only peeked at first), without the run
+// waiting for it.
+func (h *helper) watchCancel(killAll, term func(), stop int) {
+	defer unix.Close(stop)
+	var buf [16]byte
+	fds := []unix.PollFd{{Fd: ctlFD, Events: unix.POLLIN}, {Fd: int32(stop), Events: unix.POLLIN}}
 	for {
 		fds[0].Revents, fds[1].Revents = 0, 0
 		if _, err := unix.Poll(fds, -1); err == unix.EINTR {
 			continue
 		}
 		if fds[1].Revents != 0 {
-			var b [8]byte
-			_, _ = unix.Read(h.stopCancel, b[:])
 			return
 		}
 		if fds[0].Revents == 0 {
 			continue
 		}
-		n, err := unix.Read(ctlFD, buf)
-		if err != nil && err == unix.EINTR {
+		n, _, _, _, err := unix.Recvmsg(ctlFD, buf[:], nil, unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		if err == unix.EINTR || err == unix.EAGAIN {
 			continue
 		}
-		if n > 0 && string(buf[:n]) == termMsg {
+		msg := string(buf[:max(n, 0)])
+		switch {
+		case err == nil && n > 0 && msg == termMsg:
+			_, _ = unix.Read(ctlFD, buf[:])
 			term()
-			continue
-		}
-		if n > 0 && string(buf[:n]) == cancelMsg || n == 0 || err != nil {
+		case err == nil && n > 0 && msg != cancelMsg:
+			return // the next command's message: the run is over
+		default: // cancelMsg, or the socket closed
+			if err == nil && n > 0 {
+				_, _ = unix.Read(ctlFD, buf[:])
+			}
 			h.mu.Lock()
 			h.cancelled = true
 			h.mu.Unlock()
 			killAll()
-			// Wait for the end of the run all the same: reading on would
-			// take a closed socket's end again and again.
-			var b [8]byte
-			for {
-				if _, err := unix.Read(h.stopCancel, b[:]); err != unix.EINTR {
-					return
-				}
-			}
+			return
 		}
 	}
 }
