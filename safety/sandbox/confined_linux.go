@@ -115,6 +115,10 @@ type helperResult struct {
 	// Reusable: the helper left nothing of this command in its namespaces
 	// and waits for another (reuse_linux.go); otherwise it exits.
 	Reusable bool `json:"reusable,omitempty"`
+	// OOMRead: the helper read the run's memory cgroup's OOM counter once
+	// every process was reaped (and named the memory limit if it moved),
+	// so the server need not (memcg.settle).
+	OOMRead bool `json:"oom_read,omitempty"`
 }
 
 // cancelMsg asks the helper to end the command now.
@@ -681,7 +685,7 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 	r, runErr, clean := rl.run()
 	// Once the helper has answered, every process of the command is dead
 	// and reaped (it answers only after wait4 found nothing left).
-	if w.mcg != nil {
+	if w.mcg != nil && !r.OOMRead {
 		r = w.mcg.settle(r)
 	}
 	w.runs++

@@ -86,25 +86,22 @@ func helperMain() int {
 		return 0
 	}
 	answer(helperResult{})
-	// The commands: one message each. After a command's answer the helper
-	// serves another only when the answer said it may (reuse_linux.go) and
-	// a second message, once what the command left is cleared, says it is
+	// The commands: one message each, read, started, supervised and
+	// answered by the forker. After a command's answer the helper serves
+	// another only when the answer said it may (reuse_linux.go) and a
+	// second message, once what the command left is cleared, says it is
 	// ready (as the setup's answer did); otherwise it exits, which ends
 	// its namespaces.
+	if err := f.wait(); err != nil {
+		if _, _, ok := recvCommand(ctlFD); ok {
+			answer(failResult(err))
+		}
+		return 0
+	}
 	for runs := 1; ; runs++ {
-		var passed []int
-		h.run = helperRun{}
-		if msg, passed, ok = recvCommand(ctlFD); !ok || json.Unmarshal(msg, &h.run) != nil {
-			return 2
-		}
-		h.takePassed(passed)
-		r, answered := h.execute(f, runs, answer)
-		if !answered {
-			answer(r)
-			return 0
-		}
-		if !r.Reusable {
-			return 0
+		code, again := f.serve(runs, answer)
+		if !again {
+			return code
 		}
 		// Cleared after the answer, off the command's time; the server
 		// hands the helper another command only once it said it is ready.
@@ -235,20 +232,6 @@ func (h *helper) setup() (*forker, error) {
 }
 
 // execute enters the working directory, starts the command and supervises it.
-// The forker starts the command, supervises it and answers (forker.run);
-// answered is false when the caller is to answer r (nothing ran).
-func (h *helper) execute(f *forker, runs int, answer func(helperResult)) (r helperResult, answered bool) {
-	if h.outFD < 0 || h.errFD < 0 {
-		h.closeOutput()
-		return failResult(failf(result.InternalError, errSetup+": the command came without its output descriptors")), false
-	}
-	if err := h.enterDir(); err != nil {
-		h.closeOutput()
-		return failResult(err), false
-	}
-	return f.run(h, runs, answer)
-}
-
 func failResult(err error) helperResult {
 	var f *setupFail
 	if errors.As(err, &f) {
@@ -725,6 +708,50 @@ func (h *helper) startRelay() error {
 	return nil
 }
 
+// walkBeneath opens the directory rel beneath dirfd one component at a
+// time, as openBeneath does with openat2 (which the seccomp filter refuses
+// the confined forker, enterDir's thread): no "..", no symbolic link, no
+// mount crossed.
+func walkBeneath(dirfd int, rel string) (int, error) {
+	mnt, err := mountID(dirfd)
+	if err != nil {
+		return -1, err
+	}
+	fd, err := unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	for _, c := range strings.Split(rel, "/") {
+		if c == "" || c == "." {
+			continue
+		}
+		if c == ".." {
+			unix.Close(fd)
+			return -1, unix.EXDEV
+		}
+		next, err := unix.Openat(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		if m, err := mountID(next); err != nil || m != mnt {
+			unix.Close(next)
+			return -1, unix.EXDEV
+		}
+		fd = next
+	}
+	return fd, nil
+}
+
+// mountID is the id of the mount fd lies on.
+func mountID(fd int) (uint64, error) {
+	var st unix.Statx_t
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &st); err != nil {
+		return 0, err
+	}
+	return st.Mnt_id, nil
+}
+
 // enterDir changes into the working directory: opened beneath the jail in
 // the view (no "..", symbolic link or mount crossing), and checked to be
 // the very directory the server opened (same device and inode).
@@ -742,7 +769,7 @@ func (h *helper) enterDir() error {
 	dfd := jfd
 	run := &h.run
 	if run.DirRel != "." {
-		fd, err := openBeneath(jfd, run.DirRel, unix.O_RDONLY)
+		fd, err := walkBeneath(jfd, run.DirRel)
 		if err != nil {
 			return failf(result.Stale, "the working directory changed before the command started; nothing ran")
 		}

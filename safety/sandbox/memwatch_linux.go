@@ -89,6 +89,9 @@ func newMemWatch(cfg *helperConfig) *memWatch {
 
 // oomKilled reports whether the kernel's OOM killer ended a process of the
 // run's memory cgroup.
+// hasEvents reports whether the memory cgroup's OOM counter is open.
+func (w *memWatch) hasEvents() bool { return w != nil && w.events >= 0 }
+
 func (w *memWatch) oomKilled() bool {
 	if w == nil || w.events < 0 {
 		return false

@@ -104,10 +104,6 @@ func (h *helper) resetForNext() bool {
 	h.limit, h.cancelled, h.peakTasks, h.peakRSSKB = "", false, 0, 0
 	h.mu.Unlock()
 	h.dns.reset()
-	if h.stdinFD >= 0 {
-		unix.Close(h.stdinFD)
-		h.stdinFD = -1
-	}
 	return true
 }
 

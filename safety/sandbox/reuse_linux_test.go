@@ -3,10 +3,14 @@ package sandbox
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // leftoverPy is run twice in one kept helper: `leave TOKEN` leaves behind
@@ -169,5 +173,53 @@ func TestKeptHelperServesOneCommandAtATime(t *testing.T) {
 	}
 	if cancelled.HelperPID != 0 && next.HelperPID == cancelled.HelperPID {
 		t.Fatalf("the helper of a cancelled command served the next one (%d)", next.HelperPID)
+	}
+}
+
+// TestWalkBeneathRefusesWhatOpenat2Would: the confined forker enters the
+// working directory by walkBeneath (openat2 is refused on its thread): a
+// nested directory opens as itself; "..", a symbolic link at any depth and
+// a mount crossed are refused, as RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|
+// RESOLVE_NO_XDEV refuse them.
+func TestWalkBeneathRefusesWhatOpenat2Would(t *testing.T) {
+	base := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(base, "a", "b", "c"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("b", filepath.Join(base, "a", "link")); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := unix.Open(base, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dir)
+	fd, err := walkBeneath(dir, "a/b/c")
+	if err != nil {
+		t.Fatalf("a/b/c: %v", err)
+	}
+	var got, want unix.Stat_t
+	_ = unix.Fstat(fd, &got)
+	unix.Close(fd)
+	_ = unix.Stat(filepath.Join(base, "a", "b", "c"), &want)
+	if got.Ino != want.Ino || got.Dev != want.Dev {
+		t.Fatal("a/b/c opened another directory")
+	}
+	for _, rel := range []string{"a/../a", "..", "a/link", "a/link/c"} {
+		if fd, err := walkBeneath(dir, rel); err == nil {
+			unix.Close(fd)
+			t.Errorf("%s: opened, want a refusal", rel)
+		}
+	}
+	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(root)
+	if fd, err := walkBeneath(root, "proc"); err != unix.EXDEV {
+		if err == nil {
+			unix.Close(fd)
+		}
+		t.Errorf("/proc, a mount: %v, want EXDEV", err)
 	}
 }

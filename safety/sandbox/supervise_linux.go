@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"os"
 	"strconv"
 	"syscall"
@@ -21,23 +22,20 @@ func (h *helper) ruleset() (int, error) {
 	return buildRuleset(s, cfg.ABI, view)
 }
 
-// forker is the locked thread that starts, supervises and answers for the
-// commands. It is confined as soon as the helper's setup is done
+// forker is the locked thread that reads, starts, supervises and answers
+// for the commands. It is confined as soon as the helper's setup is done
 // (no_new_privs, an empty capability set with bounding and ambient sets
 // cleared and securebits locked so that exec as root regains nothing, the
 // seccomp filter, the Landlock domain), and then waits for a command: a
 // prepared helper has paid for all of that before the command arrives,
 // and a helper serving several commands one after another
-// (reuse_linux.go) pays for it once. The main goroutine reads each command
-// and enters its working directory (openat2, which the filter refuses the
-// confined thread); the forker takes it from there to the answer, so that
-// no other thread needs waking while the command runs or ends.
+// (reuse_linux.go) pays for it once. No other thread is woken between the
+// command's message and its answer; the main goroutine clears what a
+// command left, after its answer (what the confined thread may not do).
 type forker struct {
 	confined chan error
-	err      error // the confinement's error, once read
-	waited   bool
 	go_      chan forkJob
-	started  chan startResult
+	done     chan forkDone
 }
 
 // forkJob is one command for the forker: the helper's runs-th, answered
@@ -47,16 +45,17 @@ type forkJob struct {
 	answer func(helperResult)
 }
 
-// startResult is the forker's report: the command could not start (err),
-// or it ran and the forker answered r.
-type startResult struct {
-	r   helperResult
-	err error
+// forkDone is how a command ended for the helper: again when the helper
+// is to clear what it left and serve another, else code is the helper's
+// exit status.
+type forkDone struct {
+	code  int
+	again bool
 }
 
 // startForker starts the forker thread for ruleset rs.
 func (h *helper) startForker(rs int) *forker {
-	f := &forker{confined: make(chan error, 1), go_: make(chan forkJob), started: make(chan startResult, 1)}
+	f := &forker{confined: make(chan error, 1), go_: make(chan forkJob), done: make(chan forkDone, 1)}
 	body := func() {
 		if err := h.confine(rs); err != nil {
 			f.confined <- err
@@ -64,41 +63,65 @@ func (h *helper) startForker(rs int) *forker {
 		}
 		f.confined <- nil
 		for job := range f.go_ {
-			pid, err := h.forkCommand()
-			h.closeOutput()
-			if err != nil {
-				f.started <- startResult{err: err}
-				continue
-			}
-			// Supervised on this thread, which the command's Pdeathsig is
-			// tied to, until every process is reaped.
-			r := h.supervise(pid)
-			r.Lookups = h.dns.list()
-			r.Reusable = h.reusable(r, job.runs)
-			job.answer(r)
-			f.started <- startResult{r: r}
+			f.done <- h.serveOne(job)
 		}
 	}
 	onLockedThread(body)
 	return f
 }
 
-// run has the (confined) forker start h's command, the helper's runs-th,
-// supervise it and answer. answered is false when the command could not
-// start: the caller answers r then.
-func (f *forker) run(h *helper, runs int, answer func(helperResult)) (r helperResult, answered bool) {
-	if !f.waited {
-		f.waited, f.err = true, <-f.confined
-	}
-	if f.err != nil {
-		return failResult(f.err), false
-	}
+// wait returns the forker's confinement's error.
+func (f *forker) wait() error { return <-f.confined }
+
+// serve has the forker serve the helper's runs-th command.
+func (f *forker) serve(runs int, answer func(helperResult)) (code int, again bool) {
 	f.go_ <- forkJob{runs: runs, answer: answer}
-	s := <-f.started
-	if s.err != nil {
-		return failResult(s.err), false
+	d := <-f.done
+	return d.code, d.again
+}
+
+// serveOne reads a command, starts it in its working directory, supervises
+// it until every process is reaped (on this thread, which the command's
+// Pdeathsig is tied to) and answers, on the confined forker thread.
+func (h *helper) serveOne(job forkJob) forkDone {
+	msg, passed, ok := recvCommand(ctlFD)
+	h.run = helperRun{}
+	if !ok || json.Unmarshal(msg, &h.run) != nil {
+		for _, fd := range passed {
+			unix.Close(fd)
+		}
+		return forkDone{code: 2}
 	}
-	return s.r, true
+	h.takePassed(passed)
+	fail := func(err error) forkDone {
+		h.closeOutput()
+		job.answer(failResult(err))
+		return forkDone{}
+	}
+	if h.outFD < 0 || h.errFD < 0 {
+		return fail(failf(result.InternalError, errSetup+": the command came without its output descriptors"))
+	}
+	if err := h.enterDir(); err != nil {
+		return fail(err)
+	}
+	pid, err := h.forkCommand()
+	h.closeOutput()
+	if err != nil {
+		return fail(err)
+	}
+	r := h.supervise(pid)
+	r.Lookups = h.dns.list()
+	if h.mem.hasEvents() {
+		// As memcg.settle would, read here where the counter is already
+		// open.
+		r.OOMRead = true
+		if h.mem.oomKilled() && (r.Limit == "" || r.Limit == LimitTimeout) {
+			r.Limit = LimitMemory
+		}
+	}
+	r.Reusable = h.reusable(r, job.runs)
+	job.answer(r)
+	return forkDone{again: r.Reusable}
 }
 
 // confine runs on the locked, non-main forker thread.
