@@ -34,20 +34,18 @@ func (l *Log) append(kind, action string, intent *string, code *result.Code, fie
 	return seq, err
 }
 
-// appendNotify is append of a lazy record whose fsync's result is sent on
-// notify (nil at once when the record was fsync'd before it returned: a
-// file this append created).
-func (l *Log) appendNotify(kind, action string, fields map[string]any, notify chan error) (int64, error) {
+// appendHandOver is append of a lazy record whose open file is handed to
+// handOver (under the lock, right after the write) for the caller to
+// fsync; handOver is not called when the record was fsync'd before append
+// returned (a file this append created, or one after a torn line).
+func (l *Log) appendHandOver(kind, action string, fields map[string]any, handOver func(*os.File)) (int64, error) {
 	if fields == nil {
 		fields = map[string]any{}
 	}
 	l.mu.Lock()
-	l.notify = notify
+	l.handOver = handOver
 	seq, err := l.appendChecked(kind, action, nil, nil, fields, true)
-	if l.notify != nil && err == nil {
-		notify <- nil // fsync'd in place
-	}
-	l.notify = nil
+	l.handOver = nil
 	sent := l.sent
 	l.sent = nil
 	l.mu.Unlock()
@@ -283,9 +281,15 @@ func (l *Log) rotateIfFull(t *target, n int, prefixed bool) error {
 // record. A lazy record of an existing file is fsync'd by syncLater.
 func (l *Log) writeLine(t *target, line []byte) error {
 	n, err := t.f.Write(line)
+	if err == nil && t.lazy && !t.created && l.handOver != nil {
+		// IntentPending: the caller fsyncs it (durable), on its own thread.
+		l.handOver(t.f)
+		l.handOver = nil
+		t.f = nil
+		return nil
+	}
 	if err == nil && t.lazy && !t.created {
-		l.syncLater(t.f, l.notify)
-		l.notify = nil
+		l.syncLater(t.f)
 		t.f = nil // syncLater closes it
 		return nil
 	}
@@ -313,19 +317,12 @@ var syncFile = (*os.File).Sync
 // it. Close waits for it. A failure is kept and refuses the next record
 // once (AUDIT_UNAVAILABLE in closed mode): the record was written and read
 // back by every reader, but a power loss may take it.
-//
-// With notify (IntentPending) the result goes there instead, and the
-// caller, not the next record, answers for a failure.
-func (l *Log) syncLater(f *os.File, notify chan error) {
+func (l *Log) syncLater(f *os.File) {
 	l.lazy.Add(1)
 	go func() {
 		defer l.lazy.Done()
 		err := syncFile(f)
 		f.Close()
-		if notify != nil {
-			notify <- err
-			return
-		}
 		if err == nil {
 			return
 		}

@@ -89,9 +89,9 @@ type Log struct {
 	// lazyErr is the failure of one, refusing the next record once.
 	lazy    sync.WaitGroup
 	lazyErr error
-	// notify, set under mu for one append (IntentPending), receives the
-	// result of that record's background fsync.
-	notify chan error
+	// handOver, set under mu for one append (IntentPending), takes the
+	// record's open file for the caller to fsync.
+	handOver func(*os.File)
 	// sent are the records this append wrote, for telemetry (only while
 	// telemetry is on).
 	sent []telemetry.AuditRecord
@@ -283,19 +283,23 @@ func (l *Log) Intent(action string, fields map[string]any) (string, error) {
 		"the audit log could not record the intent ("+why(err)+"), so the request was refused before anything was done", err)
 }
 
-// IntentPending is Intent whose fsync runs in the background, so that the
-// caller can prepare the act meanwhile: the record is written (one
-// write(2), so every reader of the log sees it) before IntentPending
-// returns, and durable waits for its fsync. The caller must not act before
-// durable has returned nil: in closed mode a record that could not be
-// made durable returns AUDIT_UNAVAILABLE there (the record stays in the
-// log, an intent without an outcome, as after a crash), and in open mode
-// the failure goes to the logger and durable returns nil. A record that
-// cannot be written at all is refused here, as by Intent. durable may be
-// called more than once.
+// IntentPending is Intent whose fsync the caller runs, when it is ready to
+// wait for it, so that it can prepare the act meanwhile: the record is
+// written (one write(2), so every reader of the log sees it) before
+// IntentPending returns, and durable fsyncs it, on the caller's thread (no
+// other thread to wake). The caller must not act before durable has
+// returned nil, and must call it in any case (Close waits for it): in
+// closed mode a record that could not be made durable returns
+// AUDIT_UNAVAILABLE there (the record stays in the log, an intent without
+// an outcome, as after a crash), and in open mode the failure goes to the
+// logger and durable returns nil. A record that cannot be written at all
+// is refused here, as by Intent. durable may be called more than once.
 func (l *Log) IntentPending(action string, fields map[string]any) (id string, durable func() error, err error) {
-	ch := make(chan error, 1)
-	seq, err := l.appendNotify(KindIntent, action, fields, ch)
+	var f *os.File
+	seq, err := l.appendHandOver(KindIntent, action, fields, func(file *os.File) {
+		f = file
+		l.lazy.Add(1)
+	})
 	if err != nil {
 		if l.openMode {
 			l.warn(KindIntent, action, err)
@@ -308,7 +312,12 @@ func (l *Log) IntentPending(action string, fields map[string]any) (id string, du
 	var derr error
 	durable = func() error {
 		once.Do(func() {
-			ferr := <-ch
+			if f == nil {
+				return // fsync'd before IntentPending returned
+			}
+			defer l.lazy.Done()
+			ferr := syncFile(f)
+			f.Close()
 			switch {
 			case ferr == nil:
 			case l.openMode:

@@ -174,14 +174,18 @@ func (r *Runner) judge(req Request) (judged, error) {
 func (r *Runner) start(ctx context.Context, j judged, running func(RunProgress)) Outcome {
 	ev, dir := j.ev, j.dir
 	argv := ev.Decision.Argv
-	// The intent is written now and fsync'd while the sandbox starts the
-	// command, which it holds stopped before its first instruction until
-	// the record is durable (sandbox.Spec.Gate): nothing runs without it.
+	// The intent is written now and fsync'd (on this goroutine's thread)
+	// while the sandbox starts the command, which it holds stopped before
+	// its first instruction until the record is durable
+	// (sandbox.Spec.Gate): nothing runs without it.
 	intent, durable, err := r.o.Audit.IntentPending(r.o.Action, map[string]any{"argv": r.redactArgv(argv), "cwd": dir,
 		"executable": ev.Executable, "rule": ev.Decision.Rule})
 	if err != nil {
 		return refusal(err)
 	}
+	// Made durable by the sandbox (the gate) or, where the command never
+	// reached it, here; a second call does nothing.
+	defer func() { _ = durable() }()
 	stdout := r.o.Redact.NewOutputWriter(r.o.MaxOutputBytes, !r.o.RawOutput)
 	stderr := r.o.Redact.NewOutputWriter(r.o.MaxOutputBytes, !r.o.RawOutput)
 	spec := sandbox.Spec{Path: ev.Executable, Argv: argv, Dir: dir, Env: r.env(ev.Decision.Name), Stdout: stdout, Stderr: stderr,
