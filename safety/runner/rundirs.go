@@ -123,6 +123,16 @@ func (r *Runner) recycle(rd runDirs) {
 			}
 		}
 	}
+	if sandbox.Kept(rd.home) {
+		// Its helper was kept for the next command (sandbox, reuse): the
+		// pair goes straight among the primed, and nothing need be
+		// prepared for it.
+		select {
+		case r.primed <- rd:
+			return
+		default:
+		}
+	}
 	select {
 	case r.spare <- rd:
 	default:

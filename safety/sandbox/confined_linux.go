@@ -547,16 +547,24 @@ func keep(key, home string, w *warm) bool {
 	if evict != nil {
 		go evict.discard()
 	}
-	keptHelpers.Add(1)
 	return true
 }
 
-// keptHelpers counts the helpers kept for another command.
-var keptHelpers atomic.Uint64
+// Kept reports whether a helper waits for the next run in the private HOME
+// home (prepared, or kept after its last command): a cheap check by HOME,
+// which a run whose settings changed since finds stale (takeParked).
+func Kept(home string) bool {
+	parked.Lock()
+	defer parked.Unlock()
+	for _, p := range parked.list {
+		if p.home == home {
+			return true
+		}
+	}
+	return false
+}
 
-// KeptHelpers returns how many times a helper was kept, after its command,
-// for the next run of its pair (reuse_linux.go): for benchmarks and tests.
-func KeptHelpers() uint64 { return keptHelpers.Load() }
+
 
 // preparedHits and preparedMisses count the confined runs that found a
 // prepared helper for their key, and those that did not.
