@@ -243,7 +243,8 @@ func BenchmarkRunTrueOverStdioRandomGaps(b *testing.B) {
 
 // pattern is an arrival pattern of benchRunTrue: pause before each call
 // (or burst), one burst of burst parallel calls first (every call a burst
-// when everyBurst), and the baselines timed after each call or, with
+// when everyBurst), and the baselines timed after each call (as a burst
+// of the same size, in parallel, for a pattern of bursts) or, with
 // block, after each block of that many calls.
 type pattern struct {
 	pause      time.Duration
@@ -286,20 +287,41 @@ func benchRunTrue(b *testing.B, p pattern) {
 	}
 	// bubblewrap is installed by .ci/run; left out where it is missing.
 	bwrap, _ := exec.LookPath("bwrap")
-	baselines := func() {
-		t0 := time.Now()
-		if err := exec.Command(truePath).Run(); err != nil {
-			b.Fatal(err)
+	// The baselines run as the calls arrive: one at a time, or, for a
+	// pattern of parallel bursts, as a burst of the same size in parallel
+	// (two fork/execs at once share the CPUs as two calls do).
+	parallel := 1
+	if p.everyBurst {
+		parallel = p.burst
+	}
+	timeEach := func(into *[]time.Duration, run func() error) {
+		var wg sync.WaitGroup
+		for j := 0; j < parallel; j++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t0 := time.Now()
+				if err := run(); err != nil {
+					b.Error(err)
+				}
+				mu.Lock()
+				*into = append(*into, time.Since(t0))
+				mu.Unlock()
+			}()
 		}
-		direct = append(direct, time.Since(t0))
+		wg.Wait()
+	}
+	baselines := func() {
+		timeEach(&direct, func() error { return exec.Command(truePath).Run() })
 		if bwrap != "" {
-			t0 = time.Now()
-			if out, err := exec.Command(bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr",
-				"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
-				"--proc", "/proc", "--dev", "/dev", "/bin/true").CombinedOutput(); err != nil {
-				b.Fatalf("bwrap: %v %s", err, out)
-			}
-			wrapped = append(wrapped, time.Since(t0))
+			timeEach(&wrapped, func() error {
+				if out, err := exec.Command(bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr",
+					"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
+					"--proc", "/proc", "--dev", "/dev", "/bin/true").CombinedOutput(); err != nil {
+					return fmt.Errorf("bwrap: %v %s", err, out)
+				}
+				return nil
+			})
 		}
 	}
 	n := max(b.N, 200)

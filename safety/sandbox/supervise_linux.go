@@ -332,7 +332,7 @@ func (h *helper) supervise(cmdPid int) helperResult {
 	}
 	var stop [2]int
 	if err := unix.Pipe2(stop[:], unix.O_CLOEXEC); err == nil {
-		go h.watchCancel(killAll, func() { h.terminate(cmdPid) }, stop[0])
+		go h.watchCancel(killAll, func() { h.terminate(cmdPid) }, stop[0], h.newWatchdog(killAll))
 		defer unix.Close(stop[1]) // ends watchCancel, which is not waited for
 	} else {
 		// No way to hear a cancellation (the helper is out of
@@ -349,27 +349,32 @@ func (h *helper) supervise(cmdPid int) helperResult {
 		})
 		defer t.Stop()
 	}
-	stopWatch := make(chan struct{})
-	go h.watch(killAll, stopWatch)
 	cpu, maxRSS := h.reapAll(cmdPid, killAll, &r)
-	close(stopWatch)
 	return h.compose(r, cpu, maxRSS)
 }
 
 // watchCancel waits for cancellation from the server (cancelMsg, or the
 // control socket closed) and then ends everything; termMsg has term
-// signal the command first (a session's graceful stop). It returns once
-// the run is over (its end of the pipe stop is closed, or another
-// message is waiting: that is the next command's, left for the main
-// loop, as every message is only peeked at first), without the run
-// waiting for it.
-func (h *helper) watchCancel(killAll, term func(), stop int) {
+// signal the command first (a session's graceful stop). Between messages
+// it steps the watchdog every interval. It returns once the run is over
+// (its end of the pipe stop is closed, or another message is waiting:
+// that is the next command's, left for the main loop, as every message is
+// only peeked at first), without the run waiting for it.
+func (h *helper) watchCancel(killAll, term func(), stop int, dog *watchdog) {
 	defer unix.Close(stop)
 	var buf [16]byte
 	fds := []unix.PollFd{{Fd: ctlFD, Events: unix.POLLIN}, {Fd: int32(stop), Events: unix.POLLIN}}
+	next := time.Now().Add(dog.interval())
 	for {
 		fds[0].Revents, fds[1].Revents = 0, 0
-		if _, err := unix.Poll(fds, -1); err == unix.EINTR {
+		wait := max(int(time.Until(next)/time.Millisecond), 0)
+		n, err := unix.Poll(fds, wait)
+		if err == unix.EINTR {
+			continue
+		}
+		if n == 0 {
+			dog.step()
+			next = time.Now().Add(dog.interval())
 			continue
 		}
 		if fds[1].Revents != 0 {
@@ -378,7 +383,7 @@ func (h *helper) watchCancel(killAll, term func(), stop int) {
 		if fds[0].Revents == 0 {
 			continue
 		}
-		n, _, _, _, err := unix.Recvmsg(ctlFD, buf[:], nil, unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		n, _, _, _, err = unix.Recvmsg(ctlFD, buf[:], nil, unix.MSG_PEEK|unix.MSG_DONTWAIT)
 		if err == unix.EINTR || err == unix.EAGAIN {
 			continue
 		}
@@ -525,79 +530,93 @@ func (h *helper) compose(r helperResult, cpu time.Duration, maxRSS int64) helper
 	return r
 }
 
-// watch is the watchdog of namespaces isolation: it counts the tasks, the
-// resident memory (plus the memory memWatch sees outside resident sets,
-// and the OOM kills of the run's memory cgroup) and the bytes written to
-// disk of every process in the PID namespace (all of them are the
-// command's) and ends them all when any passes its limit.
+// watchdog is the watchdog of namespaces isolation: each step counts the
+// tasks, the resident memory (plus the memory memWatch sees outside
+// resident sets, and the OOM kills of the run's memory cgroup) and the
+// bytes written to disk of every process in the PID namespace (all of
+// them are the command's) and ends them all when any passes its limit.
 //
 // With landlock isolation /proc is the host's: the watchdog counts the
 // helper's descendants only (found by parent links; the helper is their
 // subreaper, so orphans stay descendants), every 50 ms.
-func (h *helper) watch(killAll func(), stop <-chan struct{}) {
-	l := h.cfg.Limits
-	ns := h.cfg.Isolation == IsolationNamespaces
-	page := int64(os.Getpagesize() / 1024)
-	interval := watchInterval
-	if !ns {
-		interval = 2 * watchInterval
+//
+// It steps every interval from watchCancel's loop (no goroutine or ticker
+// of its own), the first step one interval after the command started: a
+// command that ends sooner is never scanned.
+type watchdog struct {
+	h       *helper
+	killAll func()
+	ns      bool
+	page    int64
+	self    int
+	procs   map[int]procInfo
+	memo    map[int]bool
+	disk    *diskWatch
+	pids    []int
+	tick    int
+}
+
+func (h *helper) newWatchdog(killAll func()) *watchdog {
+	return &watchdog{h: h, killAll: killAll, ns: h.cfg.Isolation == IsolationNamespaces,
+		page: int64(os.Getpagesize() / 1024), self: os.Getpid(), procs: map[int]procInfo{}, memo: map[int]bool{},
+		disk: newDiskWatch()}
+}
+
+// interval is the time between two steps.
+func (d *watchdog) interval() time.Duration {
+	if !d.ns {
+		return 2 * watchInterval
 	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	self := os.Getpid()
-	procs := map[int]procInfo{}
-	memo := map[int]bool{}
-	disk := newDiskWatch()
-	var pids []int
-	for tick := 0; ; tick++ {
-		tasks, rss := 0, int64(0)
-		clear(procs)
-		clear(memo)
-		pids = pids[:0]
-		forEachProc(func(pid int, stat []string) {
-			if pid == self || len(stat) < 22 {
-				return
-			}
-			ppid, _ := strconv.Atoi(stat[1])
-			n, _ := strconv.Atoi(stat[17])
-			r, _ := strconv.ParseInt(stat[21], 10, 64)
-			procs[pid] = procInfo{ppid, n, r * page}
-		})
-		for pid, p := range procs {
-			if !ns && !descends(procs, memo, pid, self) {
-				continue
-			}
-			tasks += p.tasks
-			rss += p.rss
-			pids = append(pids, pid)
-		}
-		// Memory no resident set shows (memwatch_linux.go), and the bytes
-		// written to disk every other tick (disk_linux.go).
-		rss += h.mem.hiddenKB(pids)
-		var written int64
-		if !ns || tick%2 == 0 {
-			written = disk.total(pids)
-		}
-		h.mu.Lock()
-		h.peakTasks = max(h.peakTasks, tasks)
-		h.peakRSSKB = max(h.peakRSSKB, rss)
-		h.mu.Unlock()
-		switch {
-		case tasks > l.MaxProcesses:
-			h.setLimit(LimitProcesses)
-			killAll()
-		case rss > int64(l.MemoryMB)*1024 || h.mem.oomKilled():
-			h.setLimit(LimitMemory)
-			killAll()
-		case written > int64(l.DiskMB)<<20:
-			h.setLimit(LimitDisk)
-			killAll()
-		}
-		select {
-		case <-stop:
+	return watchInterval
+}
+
+// step scans once and ends everything past a limit.
+func (d *watchdog) step() {
+	h, l := d.h, d.h.cfg.Limits
+	tick := d.tick
+	d.tick++
+	tasks, rss := 0, int64(0)
+	clear(d.procs)
+	clear(d.memo)
+	d.pids = d.pids[:0]
+	forEachProc(func(pid int, stat []string) {
+		if pid == d.self || len(stat) < 22 {
 			return
-		case <-t.C:
 		}
+		ppid, _ := strconv.Atoi(stat[1])
+		n, _ := strconv.Atoi(stat[17])
+		r, _ := strconv.ParseInt(stat[21], 10, 64)
+		d.procs[pid] = procInfo{ppid, n, r * d.page}
+	})
+	for pid, p := range d.procs {
+		if !d.ns && !descends(d.procs, d.memo, pid, d.self) {
+			continue
+		}
+		tasks += p.tasks
+		rss += p.rss
+		d.pids = append(d.pids, pid)
+	}
+	// Memory no resident set shows (memwatch_linux.go), and the bytes
+	// written to disk every other tick (disk_linux.go).
+	rss += h.mem.hiddenKB(d.pids)
+	var written int64
+	if !d.ns || tick%2 == 0 {
+		written = d.disk.total(d.pids)
+	}
+	h.mu.Lock()
+	h.peakTasks = max(h.peakTasks, tasks)
+	h.peakRSSKB = max(h.peakRSSKB, rss)
+	h.mu.Unlock()
+	switch {
+	case tasks > l.MaxProcesses:
+		h.setLimit(LimitProcesses)
+		d.killAll()
+	case rss > int64(l.MemoryMB)*1024 || h.mem.oomKilled():
+		h.setLimit(LimitMemory)
+		d.killAll()
+	case written > int64(l.DiskMB)<<20:
+		h.setLimit(LimitDisk)
+		d.killAll()
 	}
 }
 
