@@ -564,8 +564,6 @@ func Kept(home string) bool {
 	return false
 }
 
-
-
 // preparedHits and preparedMisses count the confined runs that found a
 // prepared helper for their key, and those that did not.
 var preparedHits, preparedMisses atomic.Uint64
