@@ -965,7 +965,8 @@ func TestAttackForgeOutcomeThroughInheritedDescriptor(t *testing.T) {
 const unprivilegedTests = "^(TestAttack|TestCommandHoldsNoCapabilities|TestNoGrandchild|TestGrandchildHoldingPipe|" +
 	"TestProxyMode|TestRunsDir|TestChildDiesWithServer|TestAllowedProgram|TestCannot|TestHomeIsPrivate|" +
 	"TestEnvironmentIsScrubbed|TestStdinIsDevNull|TestTimeout|TestConcurrentRun|TestNetworkDenialHolds|" +
-	"TestSCTP|TestNetworkAllowLetsConnect|TestMemoryCgroup|TestStdinPipe|TestTerminateSignals|TestTTYIsTheCommandsTerminal|TestAttackDescriptorInherited)"
+	"TestSCTP|TestNetworkAllowLetsConnect|TestMemoryCgroup|TestStdinPipe|TestTerminateSignals|TestTTYIsTheCommandsTerminal|TestAttackDescriptorInherited|" +
+	"TestKeptHelper|TestGateHolds|TestWalkBeneath)"
 
 func TestAttacksUnprivileged(t *testing.T) {
 	if os.Getenv(boundaryUnprivEnv) != "" {
