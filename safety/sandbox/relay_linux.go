@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -54,15 +56,27 @@ func (rl *relay) run() (r helperResult, runErr error, clean bool) {
 	if err != nil {
 		return helperResult{SetupCode: result.InternalError, SetupReason: errSetup + ": the sandbox could not wait for its helper"}, nil, false
 	}
-	defer unix.Close(wake)
+	// The watcher may post after run has returned (the request's context
+	// ends once the answer is out): under mu, a post after the close
+	// writes nothing, never to a descriptor number reused since.
 	var mu sync.Mutex
 	var events []relayEvent
+	closed := false
 	post := func(e relayEvent) {
 		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			return
+		}
 		events = append(events, e)
-		mu.Unlock()
 		_, _ = unix.Write(wake, []byte{1, 0, 0, 0, 0, 0, 0, 0})
 	}
+	defer func() {
+		mu.Lock()
+		closed = true
+		unix.Close(wake)
+		mu.Unlock()
+	}()
 	stop := make(chan struct{})
 	defer close(stop)
 	backstop := make(chan time.Duration, 2)
@@ -95,29 +109,17 @@ func (rl *relay) run() (r helperResult, runErr error, clean bool) {
 	buf := make([]byte, 64<<10)
 	answered, killed := false, false
 	var deadline time.Time // after the answer: drainGrace; after a kill: helperBackstop
+	wt, err := newWaiter(rl.w.fd, rl.outFD, rl.errFD, wake)
+	if err != nil {
+		return helperResult{SetupCode: result.InternalError, SetupReason: errSetup + ": the sandbox could not wait for its helper"}, nil, false
+	}
+	defer wt.close()
 	for {
 		if answered && rl.outFD < 0 && rl.errFD < 0 {
 			return r, runErr, clean
 		}
-		fds := make([]unix.PollFd, 0, 4)
-		if !answered {
-			fds = append(fds, unix.PollFd{Fd: int32(rl.w.fd), Events: unix.POLLIN})
-		}
-		for _, fd := range []int{rl.outFD, rl.errFD} {
-			if fd >= 0 {
-				fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
-			}
-		}
-		fds = append(fds, unix.PollFd{Fd: int32(wake), Events: unix.POLLIN})
-		wait := -1
-		if !deadline.IsZero() {
-			wait = max(int(time.Until(deadline).Milliseconds())+1, 0)
-		}
-		n, err := unix.Poll(fds, wait)
-		if err == unix.EINTR {
-			continue
-		}
-		if n == 0 && !deadline.IsZero() && !time.Now().Before(deadline) {
+		ready, err := wt.wait(deadline)
+		if err != nil { // the deadline passed (nothing else fails here)
 			if answered {
 				rl.closePipes()
 				return r, runErr, clean
@@ -127,11 +129,8 @@ func (rl *relay) run() (r helperResult, runErr error, clean bool) {
 			rl.closePipes()
 			return helperResult{SetupCode: result.InternalError, SetupReason: errSetup + ": the sandbox helper ended without an answer"}, runErr, false
 		}
-		for _, p := range fds {
-			if p.Revents == 0 {
-				continue
-			}
-			switch int(p.Fd) {
+		for _, fd := range ready {
+			switch fd {
 			case rl.w.fd:
 				m, err := unix.Read(rl.w.fd, buf)
 				if err == unix.EINTR || err == unix.EAGAIN {
@@ -142,6 +141,7 @@ func (rl *relay) run() (r helperResult, runErr error, clean bool) {
 					clean = false
 				}
 				answered = true
+				wt.remove(rl.w.fd)
 				deadline = time.Now().Add(drainGrace)
 			case wake:
 				var b [8]byte
@@ -173,16 +173,20 @@ func (rl *relay) run() (r helperResult, runErr error, clean bool) {
 					}
 				}
 			default:
-				rl.copyOut(int(p.Fd), buf)
+				if rl.copyOut(fd, buf) {
+					wt.remove(fd)
+					unix.Close(fd)
+				}
 			}
 		}
 	}
 }
 
-// copyOut reads what pipe fd holds (non-blocking) into its writer; at its
-// end the pipe is closed. A failing writer is dropped and the pipe still
-// read, so the command is never blocked by a full pipe.
-func (rl *relay) copyOut(fd int, buf []byte) {
+// copyOut reads what pipe fd holds (non-blocking) into its writer and
+// reports whether the pipe ended (the caller closes it). A failing writer
+// is dropped and the pipe still read, so the command is never blocked by a
+// full pipe.
+func (rl *relay) copyOut(fd int, buf []byte) (ended bool) {
 	fdp, wp := &rl.outFD, &rl.stdout
 	if fd == rl.errFD {
 		fdp, wp = &rl.errFD, &rl.stderr
@@ -193,7 +197,7 @@ func (rl *relay) copyOut(fd int, buf []byte) {
 			continue
 		}
 		if err == unix.EAGAIN {
-			return
+			return false
 		}
 		if n > 0 {
 			if *wp != nil {
@@ -204,11 +208,10 @@ func (rl *relay) copyOut(fd int, buf []byte) {
 			if n == len(buf) {
 				continue
 			}
-			return
+			return false
 		}
-		unix.Close(fd)
 		*fdp = -1
-		return
+		return true
 	}
 }
 
@@ -244,3 +247,66 @@ func relayPipes() (outR, outW, errR, errW int, err error) {
 	}
 	return a[0], a[1], b[0], b[1], nil
 }
+
+// waiter waits for any of a few descriptors to be readable without holding
+// a thread: an epoll instance of its own, itself waited for through Go's
+// poller (a goroutine blocked in poll(2) holds an OS thread, which the
+// runtime's monitor then keeps checking on, every 20 µs while the server
+// is busy).
+type waiter struct {
+	f   *os.File
+	rc  syscall.RawConn
+	ep  int
+	evs [8]unix.EpollEvent
+	fds []int
+}
+
+func newWaiter(fds ...int) (*waiter, error) {
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	w := &waiter{ep: ep}
+	for _, fd := range fds {
+		if fd < 0 {
+			continue
+		}
+		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+			unix.Close(ep)
+			return nil, err
+		}
+	}
+	if err := unix.SetNonblock(ep, true); err != nil {
+		unix.Close(ep)
+		return nil, err
+	}
+	w.f = os.NewFile(uintptr(ep), "relay-epoll")
+	if w.rc, err = w.f.SyscallConn(); err != nil {
+		w.f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// remove stops waiting for fd (before it is closed).
+func (w *waiter) remove(fd int) { _ = unix.EpollCtl(w.ep, unix.EPOLL_CTL_DEL, fd, nil) }
+
+// wait returns the readable descriptors, waiting until one is or until
+// deadline (zero: none) passes, when it returns an error.
+func (w *waiter) wait(deadline time.Time) ([]int, error) {
+	_ = w.f.SetReadDeadline(deadline)
+	w.fds = w.fds[:0]
+	err := w.rc.Read(func(uintptr) bool {
+		n, err := unix.EpollWait(w.ep, w.evs[:], 0)
+		if err == unix.EINTR || (err == nil && n == 0) {
+			return false // nothing yet: park until the poller says
+		}
+		for i := 0; i < n; i++ {
+			w.fds = append(w.fds, int(w.evs[i].Fd))
+		}
+		return true
+	})
+	return w.fds, err
+}
+
+func (w *waiter) close() { w.f.Close() }

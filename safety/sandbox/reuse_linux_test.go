@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -221,5 +222,40 @@ func TestWalkBeneathRefusesWhatOpenat2Would(t *testing.T) {
 			unix.Close(fd)
 		}
 		t.Errorf("/proc, a mount: %v, want EXDEV", err)
+	}
+}
+
+// TestRunNeverWritesToADescriptorReusedAfterIt: the relay's watcher can
+// hear the request's cancellation after Run has returned (an MCP request's
+// context ends once its answer is out). It must not write its wake-up to
+// the descriptor number it had, which the next file the server opens
+// reuses: the audit log got 8 stray bytes that way, found as torn tails.
+func TestRunNeverWritesToADescriptorReusedAfterIt(t *testing.T) {
+	b := newBox(t)
+	s := b.spec(t, "true")
+	s.Stdout, s.Stderr = io.Discard, io.Discard
+	dir := t.TempDir()
+	for i := 0; i < 500; i++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		if _, err := Run(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		var files []*os.File
+		for j := 0; j < 6; j++ {
+			f, err := os.Create(filepath.Join(dir, "f"+strconv.Itoa(i)+"-"+strconv.Itoa(j)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+		}
+		time.Sleep(2 * time.Millisecond)
+		for _, f := range files {
+			fi, _ := f.Stat()
+			f.Close()
+			if fi.Size() != 0 {
+				t.Fatalf("run %d: %d bytes were written to a file opened after Run returned", i, fi.Size())
+			}
+		}
 	}
 }
