@@ -229,16 +229,44 @@ type warm struct {
 	jail  *os.File
 	mcg   *memcg // the run's memory cgroup, nil where none applies
 	runs  int    // the commands it has served
+	// reads counts the goroutines reading a message from the control
+	// socket (readReady): its descriptor is closed only once they are
+	// done, so that none reads a descriptor number reused since.
+	reads sync.WaitGroup
+}
+
+// readReady reads the helper's next message (its answer to the setup, or
+// that it is ready again after a command) into ready, in the background.
+func (w *warm) readReady() {
+	w.reads.Add(1)
+	go func() {
+		r := w.answer()
+		w.reads.Done()
+		w.ready <- r
+	}()
 }
 
 // discard ends a helper that will not be used.
-func (w *warm) discard() {
+func (w *warm) discard() { w.teardown(false) }
+
+// teardown ends the helper, if it still runs (with exited, once it has
+// exited by itself: then its process group is ended after it, for what
+// landlock isolation leaves there), and releases what the server holds of
+// it.
+func (w *warm) teardown(exited bool) {
+	if exited {
+		<-w.c.exited
+	}
 	w.c.killGroup()
 	<-w.c.exited
 	_, _ = w.c.reap()
+	w.reads.Wait() // the helper is gone: a pending read has returned
 	w.ctl.Close()
 	w.jail.Close()
 	if w.mcg != nil {
+		if exited {
+			w.mcg.killAll()
+		}
 		w.mcg.remove()
 	}
 }
@@ -367,7 +395,7 @@ func spawnIn(cfg helperConfig, a *armed, made chan *memcg) (_ *warm, err error) 
 			return nil, result.Wrap(result.InternalError, errSetup+": the helper could not be put in its memory cgroup", err)
 		}
 	}
-	go func() { w.ready <- w.answer() }()
+	w.readReady()
 	return w, nil
 }
 
@@ -614,16 +642,7 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 		out.HelperPID = c.cmd.p.Pid
 	}
 	// end ends the helper: the run failed before its command started.
-	end := func() {
-		c.killGroup()
-		<-c.exited
-		_, _ = c.reap()
-		w.ctl.Close()
-		w.jail.Close()
-		if w.mcg != nil {
-			w.mcg.remove()
-		}
-	}
+	end := w.discard
 	if setup := awaitSetup(ctx, w); setup.SetupCode != "" {
 		end()
 		if setup.SetupCode == result.Timeout {
@@ -700,24 +719,14 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 		// It clears what the command left and says it is ready, as after
 		// its setup, and is kept for the next run of this pair
 		// (reuse_linux.go).
-		go func() { w.ready <- w.answer() }()
+		w.readReady()
 		if !keep(string(key), cfg.Home, w) {
 			go end()
 		}
 	} else {
 		// The helper's own exit, which tears down its namespaces, is
 		// collected in the background.
-		go func() {
-			<-c.exited
-			c.killGroup()
-			_, _ = c.reap()
-			w.ctl.Close()
-			w.jail.Close()
-			if w.mcg != nil {
-				w.mcg.killAll()
-				w.mcg.remove()
-			}
-		}()
+		go w.teardown(true)
 	}
 	out.Duration = time.Since(start)
 	if gateErr != nil && !r.Started {
