@@ -88,7 +88,7 @@ func Serve(ctx context.Context, s *server.MCPServer, t Transport, logger *slog.L
 		return err
 	}
 	if t.HTTP == "" {
-		return serveStdio(ctx, s, os.Stdin, os.Stdout, logger)
+		return serveStdio(ctx, s, stdin(), os.Stdout, logger)
 	}
 	h := Guard(server.NewStreamableHTTPServer(s, server.WithEndpointPath("/mcp")), t.token)
 	mux := http.NewServeMux()
