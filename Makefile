@@ -128,8 +128,10 @@ clients-if-node:
 bench: build otelcol
 	@echo "== sweepd: scan vs find -prune + du -s, reclaim vs rm -rf (500 projects, 200,000+ files; goals <= 1.0x, <= 1.25x)"
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./sweepd/internal/sweep/
-	@echo "== terminald: run_command(\"true\") over stdio vs fork/exec of /bin/true and bubblewrap, in five arrival patterns: back to back (baselines between calls), NoGap (blocks of 20 calls with nothing between), Paced (25 ms between calls), AfterBurst (paced after 4 parallel calls), Bursts (4 parallel calls every 100 ms) (goals: p50 overhead < 3 ms, <= half of bubblewrap's, p99/p50 < 3)"
+	@echo "== terminald: run_command(\"true\") over stdio vs fork/exec of /bin/true and bubblewrap, in seven arrival patterns: back to back (baselines between calls), NoGap (blocks of 20 calls with nothing between), Paced (25 ms between calls), AfterBurst (paced after 4 parallel calls), Bursts (2 parallel calls, max_concurrent, every 100 ms; baselines as parallel pairs), BurstsBeyondMax (4 parallel calls: two queue; reported, not a goal), RandomGaps (exponential pauses, mean 15 ms) (goals: p50 overhead < 3 ms, <= half of bubblewrap's, p99/p50 < 3)"
 	$(GO) test -run '^$$' -bench RunTrueOverStdio -benchtime 300x ./terminald/
+	@echo "== terminald: its own CPU per call, run_command(\"true\") and explain_command (the MCP floor), 1,000 calls each"
+	$(GO) test -run '^$$' -bench ServerCPUPerCall -benchtime 1x ./terminald/
 	@echo "== terminald sessions: start vs foreground run_command(\"true\") (goal: ratio <= 1.2), read_output with data waiting (goal: p50 < 1 ms), a session printing 50 MB (goal: server peak RSS < 64 MB)"
 	$(GO) test -run '^$$' -bench 'SessionStartVsRunTrue|ReadOutputWithDataWaiting|Session50MBOutputServerRSS' -benchtime 1x ./terminald/
 	@echo "== sandbox: go test of a small module in the sandbox vs directly, caches warm (goal: ratio <= 1.15)"
