@@ -77,35 +77,35 @@ func (rl *relay) run() (r helperResult, runErr error, clean bool) {
 		unix.Close(wake)
 		mu.Unlock()
 	}()
-	stop := make(chan struct{})
-	defer close(stop)
-	backstop := make(chan time.Duration, 2)
-	if rl.timeout > 0 {
-		backstop <- rl.timeout + helperBackstop
-	}
-	// The watcher waits on channels only (no thread of its own while it
-	// waits) and posts what happened.
-	go func() {
-		done, term := rl.ctx.Done(), rl.term
-		var timer <-chan time.Time
-		for {
-			select {
-			case <-stop:
-				return
-			case <-done:
-				done = nil
-				post(evCancel)
-			case <-term:
-				term = nil
-				post(evTerm)
-			case d := <-backstop:
-				timer = time.After(d)
-			case <-timer:
-				timer = nil
-				post(evBackstop)
-			}
+	// Callbacks, not a goroutine waiting on channels: nothing to start per
+	// run, and nothing left behind (each is stopped when run returns; one
+	// that fires anyway posts nothing, above).
+	stopCancel := context.AfterFunc(rl.ctx, func() { post(evCancel) })
+	defer stopCancel()
+	var timers []*time.Timer
+	defer func() {
+		for _, t := range timers {
+			t.Stop()
 		}
 	}()
+	backstopIn := func(d time.Duration) {
+		timers = append(timers, time.AfterFunc(d, func() { post(evBackstop) }))
+	}
+	if rl.timeout > 0 {
+		backstopIn(rl.timeout + helperBackstop)
+	}
+	if rl.term != nil {
+		// A session's graceful stop.
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			select {
+			case <-rl.term:
+				post(evTerm)
+			case <-stop:
+			}
+		}()
+	}
 	buf := make([]byte, 64<<10)
 	answered, killed := false, false
 	var deadline time.Time // after the answer: drainGrace; after a kill: helperBackstop
@@ -162,7 +162,7 @@ func (rl *relay) run() (r helperResult, runErr error, clean bool) {
 						clean = false
 						runErr = ctxError(rl.ctx, rl.out)
 						_, _ = unix.Write(rl.w.fd, []byte(cancelMsg))
-						backstop <- helperBackstop
+						backstopIn(helperBackstop)
 					case e == evBackstop && !killed:
 						// The helper did not answer in time: kill it. With
 						// namespaces every process of the command dies with
