@@ -231,7 +231,6 @@ func (h *helper) setup() (*forker, error) {
 	return h.startForker(rs), nil
 }
 
-// execute enters the working directory, starts the command and supervises it.
 func failResult(err error) helperResult {
 	var f *setupFail
 	if errors.As(err, &f) {

@@ -369,7 +369,10 @@ func (h *helper) watchCancel(killAll, term func(), stop int, dog *watchdog) {
 		fds[0].Revents, fds[1].Revents = 0, 0
 		wait := max(int(time.Until(next)/time.Millisecond), 0)
 		n, err := unix.Poll(fds, wait)
-		if err == unix.EINTR {
+		if err != nil {
+			if err != unix.EINTR {
+				time.Sleep(time.Millisecond) // never expected; no busy loop
+			}
 			continue
 		}
 		if n == 0 {
