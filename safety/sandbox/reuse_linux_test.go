@@ -122,24 +122,42 @@ func TestAttackLeftoversNeverReachTheNextCommandInAKeptHelper(t *testing.T) {
 // timeout, a cancellation or a limit.
 func TestKeptHelperServesOneCommandAtATime(t *testing.T) {
 	b := newBox(t)
-	s := b.spec(t, "sleep", "0.3")
-	s.Stdout, s.Stderr = io.Discard, io.Discard
 	var wg sync.WaitGroup
-	pids := make([]int, 3)
-	for i := range pids {
+	type span struct {
+		pid        int
+		start, end time.Time
+	}
+	spans := make([]span, 3)
+	for i := range spans {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
+			s := b.spec(t, "sleep", "0.5")
+			s.Stdout, s.Stderr = io.Discard, io.Discard
+			s.Started = func() { spans[i].start = time.Now() }
 			out, err := Run(context.Background(), s)
+			spans[i].end = time.Now()
 			if err != nil || out.ExitCode != 0 {
 				t.Errorf("run %d: %v %+v", i, err, out)
 			}
-			pids[i] = out.HelperPID
+			spans[i].pid = out.HelperPID
 		}(i)
 	}
 	wg.Wait()
-	if pids[0] == pids[1] || pids[1] == pids[2] || pids[0] == pids[2] {
-		t.Fatalf("overlapping runs shared a helper: %v", pids)
+	overlapped := 0
+	for i := range spans {
+		for j := i + 1; j < len(spans); j++ {
+			a, c := spans[i], spans[j]
+			if a.start.Before(c.end) && c.start.Before(a.end) {
+				overlapped++
+				if a.pid == c.pid {
+					t.Fatalf("runs %d and %d overlapped in one helper (%d)", i, j, a.pid)
+				}
+			}
+		}
+	}
+	if overlapped == 0 {
+		t.Fatal("no two runs overlapped, so the test proves nothing")
 	}
 	// After a timeout the helper is not kept.
 	quick := b.spec(t, "true")
