@@ -132,6 +132,10 @@ bench: build otelcol
 	$(GO) test -run '^$$' -bench RunTrueOverStdio -benchtime 300x ./terminald/
 	@echo "== terminald: its own CPU per call, run_command(\"true\") and explain_command (the MCP floor), 1,000 calls each"
 	$(GO) test -run '^$$' -bench ServerCPUPerCall -benchtime 1x ./terminald/
+	@echo "== terminald through the official TypeScript SDK client over stdio (as issue 19 measured it): run_command(\"true\") paced, back to back, after a burst, random gaps, vs /bin/true and bubblewrap started from the same Node process (needs make clients-setup)"
+	@d=$$(mktemp -d) && mkdir -p $$d/jail && \
+	  printf 'audit_log = "%s/audit.jsonl"\n[terminal]\njail_root = "%s/jail"\n[terminal.state]\ndir = "%s/state"\n[terminal.allowlist]\ncommands = ["true"]\n' $$d $$d $$d >$$d/policy.toml && \
+	  PATH="$(CURDIR)/scripts/clients/node_modules/.bin:$$PATH" node scripts/clients/latency.mjs $(BIN)/terminald $$d/policy.toml 200; s=$$?; rm -rf $$d; exit $$s
 	@echo "== terminald sessions: start vs foreground run_command(\"true\") (goal: ratio <= 1.2), read_output with data waiting (goal: p50 < 1 ms), a session printing 50 MB (goal: server peak RSS < 64 MB)"
 	$(GO) test -run '^$$' -bench 'SessionStartVsRunTrue|ReadOutputWithDataWaiting|Session50MBOutputServerRSS' -benchtime 1x ./terminald/
 	@echo "== sandbox: go test of a small module in the sandbox vs directly, caches warm (goal: ratio <= 1.15)"
