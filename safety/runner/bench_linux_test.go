@@ -15,7 +15,7 @@ import (
 // MCP's own cost.
 func BenchmarkRunnerRunPwd(b *testing.B) {
 	f := newFixture(b)
-	truePath, err := exec.LookPath("pwd")
+	pwdPath, err := exec.LookPath("pwd")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func BenchmarkRunnerRunPwd(b *testing.B) {
 				}
 				ran = append(ran, time.Since(t0))
 				t0 = time.Now()
-				if err := exec.Command(truePath).Run(); err != nil {
+				if err := exec.Command(pwdPath).Run(); err != nil {
 					b.Fatal(err)
 				}
 				direct = append(direct, time.Since(t0))
