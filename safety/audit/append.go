@@ -20,9 +20,13 @@ import (
 // file ending in a whole record (a partly written line is cut back) or
 // leaves this Log unsure of the file, so the next append re-reads it.
 // A lazy record is written before append returns and fsync'd in the
-// background (see OutcomeLazy).
-func (l *Log) append(kind, action string, intent *string, code *result.Code, fields map[string]any, lazy bool) (int64, error) {
-	seq, sent, err := l.appendOne(kind, action, intent, code, fields, lazy)
+// background (see OutcomeLazy), or, with handOver, its open file is handed
+// to handOver (under the lock, right after the write) for the caller to
+// fsync (IntentPending); handOver is not called when the record was
+// fsync'd before append returned (a file this append created, or one
+// after a torn line).
+func (l *Log) append(kind, action string, intent *string, code *result.Code, fields map[string]any, lazy bool, handOver func(*os.File)) (int64, error) {
+	seq, sent, err := l.appendOne(kind, action, intent, code, fields, lazy, handOver)
 	// Telemetry hears of the record after the lock is released: export
 	// never delays the next append, and never replaces this one.
 	if err != nil {
@@ -34,39 +38,16 @@ func (l *Log) append(kind, action string, intent *string, code *result.Code, fie
 	return seq, err
 }
 
-// appendHandOver is append of a lazy record whose open file is handed to
-// handOver (under the lock, right after the write) for the caller to
-// fsync; handOver is not called when the record was fsync'd before append
-// returned (a file this append created, or one after a torn line).
-func (l *Log) appendHandOver(kind, action string, fields map[string]any, handOver func(*os.File)) (int64, error) {
-	if fields == nil {
-		fields = map[string]any{}
-	}
-	l.mu.Lock()
-	l.handOver = handOver
-	seq, err := l.appendChecked(kind, action, nil, nil, fields, true)
-	l.handOver = nil
-	sent := l.sent
-	l.sent = nil
-	l.mu.Unlock()
-	if err != nil {
-		telemetry.AuditFailure(action)
-	}
-	for _, r := range sent {
-		telemetry.Audit(r)
-	}
-	return seq, err
-}
-
 // appendOne is append under the lock; it also returns the records written
 // (a pending recovery record, then this one) for telemetry.
-func (l *Log) appendOne(kind, action string, intent *string, code *result.Code, fields map[string]any, lazy bool) (int64, []telemetry.AuditRecord, error) {
+func (l *Log) appendOne(kind, action string, intent *string, code *result.Code, fields map[string]any, lazy bool, handOver func(*os.File)) (int64, []telemetry.AuditRecord, error) {
 	if fields == nil {
 		fields = map[string]any{}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	defer func() { l.sent = nil }()
+	defer func() { l.sent, l.handOver = nil, nil }()
+	l.handOver = handOver
 	seq, err := l.appendChecked(kind, action, intent, code, fields, lazy)
 	return seq, l.sent, err
 }

@@ -271,7 +271,7 @@ func (l *Log) Path() string { return l.path }
 // "i-unrecorded-<random>": still unique, still accepted by Outcome, and
 // telling a reader of the outcome that its intent was never written.
 func (l *Log) Intent(action string, fields map[string]any) (string, error) {
-	seq, err := l.append(KindIntent, action, nil, nil, fields, false)
+	seq, err := l.append(KindIntent, action, nil, nil, fields, false, nil)
 	if err == nil {
 		return intentID(seq), nil
 	}
@@ -296,7 +296,7 @@ func (l *Log) Intent(action string, fields map[string]any) (string, error) {
 // is refused here, as by Intent. durable may be called more than once.
 func (l *Log) IntentPending(action string, fields map[string]any) (id string, durable func() error, err error) {
 	var f *os.File
-	seq, err := l.appendHandOver(KindIntent, action, fields, func(file *os.File) {
+	seq, err := l.append(KindIntent, action, nil, nil, fields, true, func(file *os.File) {
 		f = file
 		l.lazy.Add(1)
 	})
@@ -355,7 +355,7 @@ func (l *Log) OutcomeLazy(intentID, action string, code result.Code, fields map[
 }
 
 func (l *Log) outcome(intentID, action string, code result.Code, fields map[string]any, lazy bool) error {
-	_, err := l.append(KindOutcome, action, &intentID, &code, fields, lazy)
+	_, err := l.append(KindOutcome, action, &intentID, &code, fields, lazy, nil)
 	if err == nil {
 		return nil
 	}
@@ -371,7 +371,7 @@ func (l *Log) outcome(intentID, action string, code result.Code, fields map[stri
 // a startup or a loaded configuration. Failures follow the fail mode as for
 // Intent.
 func (l *Log) Event(action string, fields map[string]any) error {
-	_, err := l.append(KindEvent, action, nil, nil, fields, false)
+	_, err := l.append(KindEvent, action, nil, nil, fields, false, nil)
 	if err == nil {
 		return nil
 	}
