@@ -735,7 +735,18 @@ func TestTelemetryCollectorDownSlowOrKilledCostsNothing(t *testing.T) {
 	}
 	// After the run that killed its Collector, one comes back on the same
 	// address and receives bastion.telemetry.dropped, counting what was lost.
-	droppedReachesRestarted := func(t *testing.T, addr string) {
+	// It comes back only once something was lost: an export still retrying
+	// when the Collector returns succeeds and drops nothing, so restarting
+	// at once would leave nothing to count (the test failed about one run
+	// in six that way). The exporter gives up after ExportTimeout.
+	droppedReachesRestarted := func(t *testing.T, s *server, addr string) {
+		lost := time.Now().Add(30 * time.Second)
+		for !strings.Contains(s.stderr.String(), "telemetry is being dropped") {
+			if time.Now().After(lost) {
+				t.Fatalf("nothing was dropped in the 30 s after the Collector was killed:\n%s", s.stderr.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 		col := startCollectorOn(t, otelcol, freeAddr(t), addr)
 		deadline := time.Now().Add(45 * time.Second)
 		for !hasMetric(readCollector(t, col.out), "organizerd", "bastion.telemetry.dropped") {
@@ -757,7 +768,7 @@ func TestTelemetryCollectorDownSlowOrKilledCostsNothing(t *testing.T) {
 			slowest = max(slowest, moveBackAndForth(t, s, c.calls-warm, onHalf))
 			after := s.rss(t)
 			if c.name == "killed mid-run" {
-				droppedReachesRestarted(t, addr)
+				droppedReachesRestarted(t, s, addr)
 			}
 			if slowest > bound {
 				t.Errorf("the slowest move_file took %v (bound %v)", slowest, bound)
