@@ -54,7 +54,7 @@ const (
 // init makes the test binary a server when boundaryModeEnv says so: it runs
 // the Spec in boundarySpecEnv through Run, prints a bndServeResult as JSON
 // on stdout and exits. It runs before TestMain (and never in the sandbox
-// helper, which is started with an empty environment).
+// helper, whose environment is helperEnv alone).
 func init() {
 	if os.Getenv(boundaryModeEnv) == "serve" {
 		os.Exit(bndServe())

@@ -106,7 +106,9 @@ func (rl *relay) run() (r helperResult, runErr error, clean bool) {
 			}
 		}()
 	}
-	buf := make([]byte, 64<<10)
+	bp := msgBufs.Get().(*[]byte)
+	defer msgBufs.Put(bp)
+	buf := *bp
 	answered, killed := false, false
 	var deadline time.Time // after the answer: drainGrace; after a kill: helperBackstop
 	wt, err := newWaiter(rl.w.fd, rl.outFD, rl.errFD, wake)

@@ -360,33 +360,48 @@ func (h *helper) supervise(cmdPid int) helperResult {
 // (its end of the pipe stop is closed, or another message is waiting:
 // that is the next command's, left for the main loop, as every message is
 // only peeked at first), without the run waiting for it.
+//
+// It waits through Go's poller (waiter), holding no thread: blocked in
+// poll(2) it held the helper's one processor (helperEnv) until the
+// runtime's monitor took it back, so the forker, back from wait4 when the
+// command ended, waited for that hand-off before it could answer.
 func (h *helper) watchCancel(killAll, term func(), stop int, dog *watchdog) {
 	defer unix.Close(stop)
+	wait := pollWait(stop)
+	if w, err := newWaiter(ctlFD, stop); err == nil {
+		defer w.close()
+		wait = func(deadline time.Time) (ctl, stopped bool, ok bool) {
+			fds, err := w.wait(deadline)
+			if err != nil {
+				return false, false, false
+			}
+			for _, fd := range fds {
+				ctl = ctl || fd == ctlFD
+				stopped = stopped || fd == stop
+			}
+			return ctl, stopped, true
+		}
+	}
 	var buf [16]byte
-	fds := []unix.PollFd{{Fd: ctlFD, Events: unix.POLLIN}, {Fd: int32(stop), Events: unix.POLLIN}}
 	next := time.Now().Add(dog.interval())
 	for {
-		fds[0].Revents, fds[1].Revents = 0, 0
-		wait := max(int(time.Until(next)/time.Millisecond), 0)
-		n, err := unix.Poll(fds, wait)
-		if err != nil {
-			if err != unix.EINTR {
-				time.Sleep(time.Millisecond) // never expected; no busy loop
+		ctl, stopped, ok := wait(next)
+		if !ok {
+			if time.Now().Before(next) {
+				time.Sleep(time.Millisecond) // the wait failed early: never expected; no busy loop
+				continue
 			}
-			continue
-		}
-		if n == 0 {
 			dog.step()
 			next = time.Now().Add(dog.interval())
 			continue
 		}
-		if fds[1].Revents != 0 {
+		if stopped {
 			return
 		}
-		if fds[0].Revents == 0 {
+		if !ctl {
 			continue
 		}
-		n, _, _, _, err = unix.Recvmsg(ctlFD, buf[:], nil, unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		n, _, _, _, err := unix.Recvmsg(ctlFD, buf[:], nil, unix.MSG_PEEK|unix.MSG_DONTWAIT)
 		if err == unix.EINTR || err == unix.EAGAIN {
 			continue
 		}
@@ -407,6 +422,27 @@ func (h *helper) watchCancel(killAll, term func(), stop int, dog *watchdog) {
 			killAll()
 			return
 		}
+	}
+}
+
+// pollWait is watchCancel's wait where no epoll instance could be made
+// (the helper is out of descriptors): poll(2) on this goroutine's thread.
+// ok is false once deadline passed with nothing readable.
+func pollWait(stop int) func(deadline time.Time) (ctl, stopped bool, ok bool) {
+	fds := []unix.PollFd{{Fd: ctlFD, Events: unix.POLLIN}, {Fd: int32(stop), Events: unix.POLLIN}}
+	return func(deadline time.Time) (bool, bool, bool) {
+		fds[0].Revents, fds[1].Revents = 0, 0
+		n, err := unix.Poll(fds, max(int(time.Until(deadline)/time.Millisecond), 0))
+		if err != nil {
+			if err != unix.EINTR {
+				time.Sleep(time.Millisecond) // never expected; no busy loop
+			}
+			return false, false, true
+		}
+		if n == 0 {
+			return false, false, false
+		}
+		return fds[0].Revents != 0, fds[1].Revents != 0, true
 	}
 }
 
