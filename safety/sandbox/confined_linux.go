@@ -229,6 +229,10 @@ type warm struct {
 	jail  *os.File
 	mcg   *memcg // the run's memory cgroup, nil where none applies
 	runs  int    // the commands it has served
+	// readyDue: the helper was kept after a command and its "ready"
+	// message (resetForNext) is read by the run that takes it
+	// (takeReady), not by a goroutine of its own.
+	readyDue bool
 	// reads counts the goroutines reading a message from the control
 	// socket (readReady): its descriptor is closed only once they are
 	// done, so that none reads a descriptor number reused since.
@@ -244,6 +248,25 @@ func (w *warm) readReady() {
 		w.reads.Done()
 		w.ready <- r
 	}()
+}
+
+// takeReady reads the "ready" message of a kept helper, waiting for it
+// through Go's poller. It is read here, by the run that takes the helper,
+// rather than by a goroutine started when the helper was kept: that
+// goroutine sat in read(2) while the helper cleared what the command left,
+// holding a processor the runtime's monitor then polled every 20 µs, and
+// woke another thread to hand its message over.
+func (w *warm) takeReady() helperResult {
+	w.readyDue = false
+	wt, err := newWaiter(w.fd)
+	if err != nil {
+		return w.answer() // out of descriptors: a blocking read
+	}
+	defer wt.close()
+	// Readable: the message, or end of file once the helper is gone (its
+	// answer is then a setup failure).
+	_, _ = wt.wait(time.Time{})
+	return w.answer()
 }
 
 // discard ends a helper that will not be used.
@@ -548,24 +571,17 @@ func takeParked(key, home string) *warm {
 		return nil
 	}
 	w := <-e.w
-	if w != nil && w.runs > 0 {
+	if w != nil && w.readyDue {
 		// A kept helper: ready once it has cleared what its last command
 		// left (at once, unless that command ended a moment ago). One that
 		// could not, or died while it waited, is ended: start another.
-		select {
-		case setup := <-w.ready:
-			if setup.SetupCode == "" {
-				w.ready <- setup
-				break
-			}
-			go w.discard()
-			preparedMisses.Add(1)
-			return nil
-		case <-w.c.exited:
+		setup := w.takeReady()
+		if setup.SetupCode != "" {
 			go w.discard()
 			preparedMisses.Add(1)
 			return nil
 		}
+		w.ready <- setup
 	}
 	preparedHits.Add(1)
 	return w
@@ -738,8 +754,8 @@ func runConfined(ctx context.Context, s *Spec, p runPlan, env []string, out Outc
 		p.iso == IsolationNamespaces {
 		// It clears what the command left and says it is ready, as after
 		// its setup, and is kept for the next run of this pair
-		// (reuse_linux.go).
-		w.readReady()
+		// (reuse_linux.go), which reads that message (takeReady).
+		w.readyDue = true
 		if !keep(string(key), cfg.Home, w) {
 			go end()
 		}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -112,22 +113,26 @@ func (h *helper) resetForNext() bool {
 // own, of its namespaces) and reports whether none is left.
 func clearSysV() bool {
 	for _, k := range []struct {
-		file string
-		rm   func(id int) error
+		file  string
+		inUse func() (int, bool)
+		rm    func(id int) error
 	}{
-		{"/proc/sysvipc/msg", func(id int) error {
+		{"/proc/sysvipc/msg", func() (int, bool) { return sysvInUse(unix.SYS_MSGCTL, ipcMsgInfo, 0) }, func(id int) error {
 			_, _, e := unix.Syscall(unix.SYS_MSGCTL, uintptr(id), unix.IPC_RMID, 0)
 			return errnoErr(e)
 		}},
-		{"/proc/sysvipc/sem", func(id int) error {
+		{"/proc/sysvipc/sem", func() (int, bool) { return sysvInUse(unix.SYS_SEMCTL, ipcSemInfo, 7) }, func(id int) error {
 			_, _, e := unix.Syscall6(unix.SYS_SEMCTL, uintptr(id), 0, unix.IPC_RMID, 0, 0, 0)
 			return errnoErr(e)
 		}},
-		{"/proc/sysvipc/shm", func(id int) error {
+		{"/proc/sysvipc/shm", func() (int, bool) { return sysvInUse(unix.SYS_SHMCTL, ipcShmInfo, 0) }, func(id int) error {
 			_, err := unix.SysvShmCtl(id, unix.IPC_RMID, nil)
 			return err
 		}},
 	} {
+		if n, ok := k.inUse(); ok && n == 0 {
+			continue // none: /proc/sysvipc is read only when some are
+		}
 		for pass := 0; ; pass++ {
 			ids, ok := sysvIDs(k.file)
 			if !ok {
@@ -145,6 +150,35 @@ func clearSysV() bool {
 		}
 	}
 	return true
+}
+
+// The *_INFO commands of msgctl, semctl and shmctl (linux/msg.h, sem.h,
+// shm.h): each fills a structure whose int at the index sysvInUse is given
+// counts the objects of its kind in the caller's IPC namespace (msgpool,
+// semusz, used_ids).
+const (
+	ipcMsgInfo = 12
+	ipcShmInfo = 14
+	ipcSemInfo = 19
+)
+
+// sysvInUse asks the kernel, with one system call, how many System V
+// objects of a kind the IPC namespace holds: reading the three
+// /proc/sysvipc files after every command was half of a kept helper's
+// clearing. ok is false where the call fails (the caller then reads
+// /proc).
+func sysvInUse(nr uintptr, cmd uintptr, index int) (int, bool) {
+	var info [16]int32 // msginfo and seminfo are ints; shm_info starts with one
+	var e unix.Errno
+	if nr == unix.SYS_SEMCTL {
+		_, _, e = unix.Syscall6(nr, 0, 0, cmd, uintptr(unsafe.Pointer(&info[0])), 0, 0)
+	} else {
+		_, _, e = unix.Syscall(nr, 0, cmd, uintptr(unsafe.Pointer(&info[0])))
+	}
+	if e != 0 {
+		return 0, false
+	}
+	return int(info[index]), true
 }
 
 func errnoErr(e unix.Errno) error {

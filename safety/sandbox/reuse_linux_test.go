@@ -277,3 +277,51 @@ func TestRunNeverWritesToADescriptorReusedAfterIt(t *testing.T) {
 		}
 	}
 }
+
+// TestSysvInUseCountsWhatIsCreated checks clearSysV's shortcut against the
+// kernel: the count sysvInUse reads for each kind of System V object goes
+// up by one when one is created and back when it is removed (a wrong
+// structure index would read another field, and the shortcut would skip a
+// namespace that holds objects).
+func TestSysvInUseCountsWhatIsCreated(t *testing.T) {
+	const ipcPrivate, ipcCreat = 0, 0o1000
+	for _, k := range []struct {
+		name   string
+		nr     uintptr
+		cmd    uintptr
+		index  int
+		create func() (int, unix.Errno)
+		remove func(id int)
+	}{
+		{"message queue", unix.SYS_MSGCTL, ipcMsgInfo, 0, func() (int, unix.Errno) {
+			id, _, e := unix.Syscall(unix.SYS_MSGGET, ipcPrivate, ipcCreat|0o600, 0)
+			return int(id), e
+		}, func(id int) { unix.Syscall(unix.SYS_MSGCTL, uintptr(id), unix.IPC_RMID, 0) }},
+		{"semaphore set", unix.SYS_SEMCTL, ipcSemInfo, 7, func() (int, unix.Errno) {
+			id, _, e := unix.Syscall(unix.SYS_SEMGET, ipcPrivate, 1, ipcCreat|0o600)
+			return int(id), e
+		}, func(id int) { unix.Syscall6(unix.SYS_SEMCTL, uintptr(id), 0, unix.IPC_RMID, 0, 0, 0) }},
+		{"shared memory segment", unix.SYS_SHMCTL, ipcShmInfo, 0, func() (int, unix.Errno) {
+			id, err := unix.SysvShmGet(ipcPrivate, 4096, ipcCreat|0o600)
+			if err != nil {
+				return 0, err.(unix.Errno)
+			}
+			return id, 0
+		}, func(id int) { unix.SysvShmCtl(id, unix.IPC_RMID, nil) }},
+	} {
+		before, ok := sysvInUse(k.nr, k.cmd, k.index)
+		if !ok {
+			t.Fatalf("%s: the *_INFO call failed", k.name)
+		}
+		id, e := k.create()
+		if e != 0 {
+			t.Fatalf("%s: %v", k.name, e)
+		}
+		during, _ := sysvInUse(k.nr, k.cmd, k.index)
+		k.remove(id)
+		after, _ := sysvInUse(k.nr, k.cmd, k.index)
+		if during != before+1 || after != before {
+			t.Errorf("%s: in use %d, then %d with one more, then %d once removed", k.name, before, during, after)
+		}
+	}
+}
