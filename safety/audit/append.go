@@ -291,8 +291,14 @@ func (l *Log) writeLine(t *target, line []byte) error {
 	return nil
 }
 
-// syncFile is (*os.File).Sync; a test replaces it to make an fsync fail.
-var syncFile = (*os.File).Sync
+// syncFile fsyncs a record: fsx.Fsync, which waits without holding an OS
+// thread where it can; startSync starts that fsync and returns the wait
+// (IntentPending's, so that it runs while the caller prepares the act). A
+// test replaces both (swapSync) to make an fsync fail.
+var (
+	syncFile  = fsx.Fsync
+	startSync = fsx.StartFsync
+)
 
 // syncLater fsyncs f, holding a lazy record, in the background and closes
 // it. Close waits for it. A failure is kept and refuses the next record

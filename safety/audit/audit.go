@@ -283,11 +283,13 @@ func (l *Log) Intent(action string, fields map[string]any) (string, error) {
 		"the audit log could not record the intent ("+why(err)+"), so the request was refused before anything was done", err)
 }
 
-// IntentPending is Intent whose fsync the caller runs, when it is ready to
-// wait for it, so that it can prepare the act meanwhile: the record is
-// written (one write(2), so every reader of the log sees it) before
-// IntentPending returns, and durable fsyncs it, on the caller's thread (no
-// other thread to wake). The caller must not act before durable has
+// IntentPending is Intent whose fsync the caller waits for when it is
+// ready to, so that it can prepare the act meanwhile: the record is
+// written (one write(2), so every reader of the log sees it) and its fsync
+// started (fsx.StartFsync: run by the kernel, no thread of ours held,
+// where Linux AIO is available; else run by durable on the caller's
+// thread) before IntentPending returns, and durable waits for that fsync.
+// The caller must not act before durable has
 // returned nil, and must call it in any case (Close waits for it): in
 // closed mode a record that could not be made durable returns
 // AUDIT_UNAVAILABLE there (the record stays in the log, an intent without
@@ -296,9 +298,13 @@ func (l *Log) Intent(action string, fields map[string]any) (string, error) {
 // is refused here, as by Intent. durable may be called more than once.
 func (l *Log) IntentPending(action string, fields map[string]any) (id string, durable func() error, err error) {
 	var f *os.File
+	var wait func() error
 	seq, err := l.append(KindIntent, action, nil, nil, fields, true, func(file *os.File) {
 		f = file
 		l.lazy.Add(1)
+		// Started now, waited for in durable: the fsync runs while the
+		// caller prepares the act.
+		wait = startSync(file)
 	})
 	if err != nil {
 		if l.openMode {
@@ -316,7 +322,7 @@ func (l *Log) IntentPending(action string, fields map[string]any) (id string, du
 				return // fsync'd before IntentPending returned
 			}
 			defer l.lazy.Done()
-			ferr := syncFile(f)
+			ferr := wait()
 			f.Close()
 			switch {
 			case ferr == nil:

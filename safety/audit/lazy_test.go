@@ -112,9 +112,10 @@ func TestFailedLazyFsyncRefusesTheNextRecordOnce(t *testing.T) {
 // swapSync replaces the fsync of records for one test.
 func swapSync(t *testing.T, f func(*os.File) error) {
 	t.Helper()
-	old := syncFile
+	old, oldStart := syncFile, startSync
 	syncFile = f
-	t.Cleanup(func() { syncFile = old })
+	startSync = func(file *os.File) func() error { return func() error { return f(file) } }
+	t.Cleanup(func() { syncFile, startSync = old, oldStart })
 }
 
 // TestIntentPendingIsReadableAtOnceAndDurableOnlyAfterItsFsync: the

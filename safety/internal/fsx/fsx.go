@@ -56,3 +56,21 @@ func TryLock(f *os.File) error { return flock(f, true) }
 // Unlock releases the lock Lock or TryLock took on f. Closing f releases it
 // too.
 func Unlock(f *os.File) error { return funlock(f) }
+
+// Fsync is f.Sync (fsync(2)), waited for without holding an OS thread
+// where the system allows it: on Linux the fsync is handed to the kernel as
+// an asynchronous request (Linux AIO, IOCB_CMD_FSYNC, run by a kernel
+// worker exactly as fsync(2) would run) and its completion is waited for
+// through Go's poller. A goroutine blocked in fsync(2) holds a processor,
+// which Go's monitor thread then checks on every 20 µs for as long as the
+// fsync lasts, and hands off to another thread; a terminald call made two
+// of them. Where AIO is missing or refused (no CONFIG_AIO, a seccomp
+// filter, the system's aio-max-nr reached, too many in flight) Fsync is
+// f.Sync.
+func Fsync(f *os.File) error { return fsync(f) }
+
+// StartFsync starts Fsync of f and returns the wait for its result, so
+// that the caller can prepare what the fsync guards meanwhile. The wait
+// must be called once, before f is closed where the fsync did not start
+// (no AIO: the wait is then f.Sync itself).
+func StartFsync(f *os.File) (wait func() error) { return startFsync(f) }

@@ -2,9 +2,12 @@ package fsx
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -169,4 +172,52 @@ func TestOpenNoPoll(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+}
+
+// TestFsyncWaitsThroughThePollerAndReportsAsSyncDoes checks Fsync on
+// Linux: AIO is set up (the asynchronous path is the one taken, not its
+// fallback), every one of many concurrent fsyncs, more than the AIO
+// context holds at once, returns, and a descriptor fsync(2) refuses (a
+// pipe) gets the same error as from (*os.File).Sync.
+func TestFsyncWaitsThroughThePollerAndReportsAsSyncDoes(t *testing.T) {
+	if runtime.GOOS == "linux" && !AsyncFsync() {
+		t.Fatal("Linux AIO could not be set up: Fsync falls back to fsync(2) on a thread")
+	}
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	errs := make(chan error, 300)
+	for i := range 300 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f, err := os.Create(filepath.Join(dir, fmt.Sprint(i)))
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer f.Close()
+			if _, err := f.WriteString("record\n"); err != nil {
+				errs <- err
+				return
+			}
+			if err := Fsync(f); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	got, want := Fsync(w), w.Sync()
+	if got == nil || want == nil || got.Error() != want.Error() {
+		t.Errorf("Fsync of a pipe: %v; (*os.File).Sync: %v", got, want)
+	}
 }
