@@ -298,6 +298,7 @@ func (l *Log) writeLine(t *target, line []byte) error {
 var (
 	syncFile  = fsx.Fsync
 	startSync = fsx.StartFsync
+	syncThen  = fsx.FsyncThen
 )
 
 // syncLater fsyncs f, holding a lazy record, in the background and closes
@@ -306,9 +307,10 @@ var (
 // back by every reader, but a power loss may take it.
 func (l *Log) syncLater(f *os.File) {
 	l.lazy.Add(1)
-	go func() {
+	// No goroutine of its own where AIO does the fsync: the result is
+	// handled by the goroutine that collects completions.
+	syncThen(f, func(err error) {
 		defer l.lazy.Done()
-		err := syncFile(f)
 		f.Close()
 		if err == nil {
 			return
@@ -318,7 +320,7 @@ func (l *Log) syncLater(f *os.File) {
 		l.mu.Lock()
 		l.lazyErr = err
 		l.mu.Unlock()
-	}()
+	})
 }
 
 // openFile opens the log for appending, creating it (0600) if missing. It

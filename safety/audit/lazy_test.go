@@ -112,10 +112,11 @@ func TestFailedLazyFsyncRefusesTheNextRecordOnce(t *testing.T) {
 // swapSync replaces the fsync of records for one test.
 func swapSync(t *testing.T, f func(*os.File) error) {
 	t.Helper()
-	old, oldStart := syncFile, startSync
+	old, oldStart, oldThen := syncFile, startSync, syncThen
 	syncFile = f
 	startSync = func(file *os.File) func() error { return func() error { return f(file) } }
-	t.Cleanup(func() { syncFile, startSync = old, oldStart })
+	syncThen = func(file *os.File, then func(error)) { go func() { then(f(file)) }() }
+	t.Cleanup(func() { syncFile, startSync, syncThen = old, oldStart, oldThen })
 }
 
 // TestIntentPendingIsReadableAtOnceAndDurableOnlyAfterItsFsync: the

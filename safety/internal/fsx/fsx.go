@@ -74,3 +74,9 @@ func Fsync(f *os.File) error { return fsync(f) }
 // must be called once, before f is closed where the fsync did not start
 // (no AIO: the wait is then f.Sync itself).
 func StartFsync(f *os.File) (wait func() error) { return startFsync(f) }
+
+// FsyncThen fsyncs f in the background and calls then with the result, on
+// the goroutine that collects the completions (then must not block), or on
+// a goroutine of its own where AIO is not available. f must stay open
+// until then is called.
+func FsyncThen(f *os.File, then func(error)) { fsyncThen(f, then) }

@@ -220,4 +220,23 @@ func TestFsyncWaitsThroughThePollerAndReportsAsSyncDoes(t *testing.T) {
 	if got == nil || want == nil || got.Error() != want.Error() {
 		t.Errorf("Fsync of a pipe: %v; (*os.File).Sync: %v", got, want)
 	}
+	// FsyncThen: every callback comes, with the result Fsync would give.
+	f, err := os.Create(filepath.Join(dir, "then"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	results := make(chan error, 2)
+	FsyncThen(f, func(err error) { results <- err })
+	FsyncThen(w, func(err error) { results <- err })
+	for range 2 {
+		select {
+		case err := <-results:
+			if err != nil && err.Error() != want.Error() {
+				t.Errorf("FsyncThen: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a FsyncThen callback never came")
+		}
+	}
 }

@@ -51,7 +51,7 @@ type aioSync struct {
 	efdNum int
 	mu     sync.Mutex
 	next   uint64
-	wait   map[uint64]chan unix.Errno
+	wait   map[uint64]func(unix.Errno)
 }
 
 // aio is set up on the first Fsync; nil where AIO cannot be used.
@@ -65,7 +65,7 @@ var aio = sync.OnceValue(func() *aioSync {
 		unix.Syscall(unix.SYS_IO_DESTROY, ctx, 0, 0)
 		return nil
 	}
-	a := &aioSync{ctx: ctx, efd: os.NewFile(uintptr(efd), "fsync-completions"), efdNum: efd, wait: map[uint64]chan unix.Errno{}}
+	a := &aioSync{ctx: ctx, efd: os.NewFile(uintptr(efd), "fsync-completions"), efdNum: efd, wait: map[uint64]func(unix.Errno){}}
 	go a.reap()
 	return a
 })
@@ -77,15 +77,40 @@ func AsyncFsync() bool { return aio() != nil }
 func fsync(f *os.File) error { return startFsync(f)() }
 
 func startFsync(f *os.File) func() error {
+	done := make(chan unix.Errno, 1)
+	if !submitFsync(f, func(e unix.Errno) { done <- e }) {
+		return f.Sync
+	}
+	return func() error { return syncErr(f, <-done) }
+}
+
+func fsyncThen(f *os.File, then func(error)) {
+	if !submitFsync(f, func(e unix.Errno) { then(syncErr(f, e)) }) {
+		go func() { then(f.Sync()) }()
+	}
+}
+
+// syncErr is the error (*os.File).Sync returns for errno e.
+func syncErr(f *os.File, e unix.Errno) error {
+	if e != 0 {
+		return &os.PathError{Op: "sync", Path: f.Name(), Err: e}
+	}
+	return nil
+}
+
+// submitFsync hands the fsync of f to the kernel; done receives its result
+// on the reaping goroutine. false: AIO is not available or refused the
+// request (EAGAIN: too many in flight; EINVAL: not fsync-able, as fsync(2)
+// would say), and done is never called.
+func submitFsync(f *os.File, done func(unix.Errno)) bool {
 	a := aio()
 	if a == nil {
-		return f.Sync
+		return false
 	}
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return f.Sync
+		return false
 	}
-	done := make(chan unix.Errno, 1)
 	a.mu.Lock()
 	id := a.next
 	a.next++
@@ -108,14 +133,9 @@ func startFsync(f *os.File) func() error {
 		a.mu.Lock()
 		delete(a.wait, id)
 		a.mu.Unlock()
-		return f.Sync // refused (EAGAIN: too many in flight; EINVAL: not fsync-able, as fsync(2) says)
+		return false
 	}
-	return func() error {
-		if e := <-done; e != 0 {
-			return &os.PathError{Op: "sync", Path: f.Name(), Err: e}
-		}
-		return nil
-	}
+	return true
 }
 
 // reap delivers each completed fsync's result to its waiter: it parks in
@@ -137,18 +157,19 @@ func (a *aioSync) reap() {
 			if e != 0 || n == 0 {
 				break
 			}
-			a.mu.Lock()
 			for _, ev := range evs[:n] {
-				if done, ok := a.wait[ev.data]; ok {
-					delete(a.wait, ev.data)
+				a.mu.Lock()
+				done, ok := a.wait[ev.data]
+				delete(a.wait, ev.data)
+				a.mu.Unlock()
+				if ok {
 					var e unix.Errno
 					if ev.res < 0 {
 						e = unix.Errno(-ev.res)
 					}
-					done <- e
+					done(e)
 				}
 			}
-			a.mu.Unlock()
 			if int(n) < len(evs) {
 				break
 			}
