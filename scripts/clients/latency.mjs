@@ -35,9 +35,14 @@ function timeChild(cmd, args) {
   });
 }
 
-async function baselines(direct, wrapped) {
+// Each baseline arrives as the calls do, after a pause of its own (rest):
+// timed right after a call, it would run on a machine the call had just
+// woken while the call had waited out the pause.
+async function baselines(direct, wrapped, rest) {
+  await rest();
   direct.push(await timeChild(truePath, []));
   if (bwrap) {
+    await rest();
     wrapped.push(await timeChild(bwrap, ["--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
       "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--proc", "/proc", "--dev", "/dev", "/bin/true"]));
   }
@@ -54,12 +59,13 @@ async function pattern(name, { pause = 0, burst = 0, random = false }) {
   for (let i = 0; i < 10; i++) await run(); // warm up
   if (burst) await Promise.all(Array.from({ length: burst }, run));
   const served = [], direct = [], wrapped = [];
+  const rest = () => sleep(random ? -Math.log(1 - Math.random()) * pause : pause);
   for (let i = 0; i < calls; i++) {
-    await sleep(random ? -Math.log(1 - Math.random()) * pause : pause);
+    await rest();
     const t0 = now();
     await run();
     served.push(now() - t0);
-    await baselines(direct, wrapped);
+    await baselines(direct, wrapped, rest);
   }
   await client.close();
   const over = p(served, 0.5) - p(direct, 0.5);
