@@ -333,7 +333,7 @@ func spawn(cfg helperConfig) (*warm, error) {
 // command in each helper, on the CPUs the command and the server need.
 // With one, the monitor hands the processor off after two polls and
 // sleeps. Measured with a raw JSON-RPC client over stdio, four rounds of
-// 300 calls back to back on two vCPUs: run_command("true") p50 4.0-4.5 ms
+// 300 calls back to back on two vCPUs: run_command("true") p50 3.7-4.5 ms
 // with the default, 2.8-3.4 ms with one.
 var helperEnv = []string{"GOMAXPROCS=1"}
 
