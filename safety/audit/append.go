@@ -310,16 +310,22 @@ func (l *Log) syncLater(f *os.File) {
 	// No goroutine of its own where AIO does the fsync: the result is
 	// handled by the goroutine that collects completions.
 	syncThen(f, func(err error) {
-		defer l.lazy.Done()
 		f.Close()
 		if err == nil {
+			l.lazy.Done()
 			return
 		}
-		l.logger.Error("audit: a record written before the answer could not be fsync'd; the next record is refused once",
-			"server", l.server, "path", l.path, "error", err.Error())
-		l.mu.Lock()
-		l.lazyErr = err
-		l.mu.Unlock()
+		// Off the goroutine that collects completions: the log's lock may
+		// be held by an append waiting for its own fsync, which that
+		// goroutine delivers.
+		go func() {
+			defer l.lazy.Done()
+			l.logger.Error("audit: a record written before the answer could not be fsync'd; the next record is refused once",
+				"server", l.server, "path", l.path, "error", err.Error())
+			l.mu.Lock()
+			l.lazyErr = err
+			l.mu.Unlock()
+		}()
 	})
 }
 

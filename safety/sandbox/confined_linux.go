@@ -322,9 +322,6 @@ func spawn(cfg helperConfig) (*warm, error) {
 	return w, err
 }
 
-// spawnIn is spawn with the armed thread a (nil: none) or the run's memory
-// cgroup to come on made (nil: none; it is passed back on made when spawnIn
-// fails).
 // helperEnv is the helper's whole environment: nothing of the server's,
 // and one processor for its Go runtime. With two or more, the runtime's
 // monitor thread polls every 20 µs for as long as one of them is not idle,
@@ -337,6 +334,9 @@ func spawn(cfg helperConfig) (*warm, error) {
 // with the default, 2.8-3.4 ms with one.
 var helperEnv = []string{"GOMAXPROCS=1"}
 
+// spawnIn is spawn with the armed thread a (nil: none) or the run's memory
+// cgroup to come on made (nil: none; it is passed back on made when spawnIn
+// fails).
 func spawnIn(cfg helperConfig, a *armed, made chan *memcg) (_ *warm, err error) {
 	taken, launched := false, false
 	defer func() {

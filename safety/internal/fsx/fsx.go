@@ -76,7 +76,9 @@ func Fsync(f *os.File) error { return fsync(f) }
 func StartFsync(f *os.File) (wait func() error) { return startFsync(f) }
 
 // FsyncThen fsyncs f in the background and calls then with the result, on
-// the goroutine that collects the completions (then must not block), or on
-// a goroutine of its own where AIO is not available. f must stay open
+// the goroutine that collects the completions, or on a goroutine of its
+// own where AIO is not available. then must not block: in particular it
+// must not wait for a lock that a caller of Fsync may hold while it waits,
+// since the same goroutine delivers that Fsync's result. f must stay open
 // until then is called.
 func FsyncThen(f *os.File, then func(error)) { fsyncThen(f, then) }
