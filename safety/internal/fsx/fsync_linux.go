@@ -5,6 +5,7 @@ package fsx
 import (
 	"os"
 	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -146,7 +147,8 @@ func (a *aioSync) reap() {
 	var zero unix.Timespec
 	for {
 		if _, err := a.efd.Read(buf[:]); err != nil {
-			continue // never expected: the eventfd is the process's for good
+			time.Sleep(time.Millisecond) // never expected (the eventfd is the process's for good); no busy loop
+			continue
 		}
 		for {
 			n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, a.ctx, 0, uintptr(len(evs)),
