@@ -225,6 +225,14 @@ func BenchmarkRunTrueOverStdioBursts(b *testing.B) {
 	benchRunTrue(b, pattern{pause: 100 * time.Millisecond, burst: 2, everyBurst: true})
 }
 
+// BenchmarkRunTrueOverStdioBurstsBackToBack sends bursts of two parallel
+// calls, each burst right after the last one's answers (and its parallel
+// baselines): an agent whose parallel tool calls come one pair after
+// another. It used to start helpers on the request path (giveBack).
+func BenchmarkRunTrueOverStdioBurstsBackToBack(b *testing.B) {
+	benchRunTrue(b, pattern{burst: 2, everyBurst: true})
+}
+
 // BenchmarkRunTrueOverStdioBurstsBeyondMax sends bursts of four parallel
 // calls, 100 ms apart, every call timed: two of each burst wait for a slot
 // (max_concurrent = 2), so their time holds another command's. Reported,

@@ -75,9 +75,41 @@ func TestTwoQuickCallsBothFindAHelperPrepared(t *testing.T) {
 	}
 }
 
+// TestBackToBackBurstsFindTheirHelpersKept: bursts of max_concurrent
+// parallel calls, each sent as soon as the last one answered, never start
+// a helper on the request path: a run's pair and its kept helper are back
+// among the primed when its answer leaves (giveBack). They used to come
+// back 5 ms later, after the next burst had found no primed pair: every
+// call of such bursts then started a helper (5.6 ms of CPU per call
+// instead of 1.8).
+func TestBackToBackBurstsFindTheirHelpersKept(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.MaxConcurrent = 2 })
+	f.r.Prewarm()
+	hits0, misses0 := sandbox.PrepareStats()
+	const bursts = 30
+	for i := 0; i < bursts; i++ {
+		var wg sync.WaitGroup
+		for j := 0; j < 2; j++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if out := f.run("pwd"); !out.Ran || out.ExitCode != 0 {
+					t.Errorf("burst %d: %s %s", i, out.Code, out.Reason)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	hits, misses := sandbox.PrepareStats()
+	if misses != misses0 || hits-hits0 != 2*bursts {
+		t.Fatalf("%d of %d calls in back-to-back bursts of 2 found a helper prepared or kept; %d started one on the request path",
+			hits-hits0, 2*bursts, misses-misses0)
+	}
+}
+
 // TestPreparedHelpersMatchUnprivileged runs the prepared-helper tests
 // above again with the server as an unprivileged user.
 func TestPreparedHelpersMatchUnprivileged(t *testing.T) {
-	testfs.RerunUnprivileged(t, "^(TestPreparedHelperMatchesAfterABurst|TestTwoQuickCallsBothFindAHelperPrepared)$",
+	testfs.RerunUnprivileged(t, "^(TestPreparedHelperMatchesAfterABurst|TestTwoQuickCallsBothFindAHelperPrepared|TestBackToBackBurstsFindTheirHelpersKept)$",
 		examplePolicy)
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/bastion-mcp/bastion/safety/approval"
 	"github.com/bastion-mcp/bastion/safety/jail"
@@ -214,6 +212,7 @@ func (r *Runner) start(ctx context.Context, j judged, running func(RunProgress))
 func (r *Runner) execute(ctx context.Context, spec sandbox.Spec) (sandbox.Outcome, error) {
 	var outc sandbox.Outcome
 	rd, err := r.takeRunDirs()
+	r.running.Add(1)
 	if err == nil {
 		s := r.spec(rd)
 		s.Path, s.Argv, s.Dir, s.Env, s.Stdout, s.Stderr, s.Gate = spec.Path, spec.Argv, spec.Dir, spec.Env, spec.Stdout, spec.Stderr, spec.Gate
@@ -222,20 +221,7 @@ func (r *Runner) execute(ctx context.Context, spec sandbox.Spec) (sandbox.Outcom
 		span.Set(telemetry.Int("process.exit.code", int64(outc.ExitCode)), telemetry.String("bastion.limit", outc.Limit))
 		span.End()
 	}
-	// The private directories are emptied, and the next command's helper
-	// prepared, once this answer is on its way: doing it now would compete
-	// with the outcome record's fsync and the reply. A command that comes
-	// sooner takes fresh directories.
-	r.after.Add(1)
-	time.AfterFunc(prepareDelay, func() {
-		defer r.after.Done()
-		if r.closed.Load() {
-			_ = os.RemoveAll(rd.dir)
-			return
-		}
-		r.recycle(rd)
-		r.prepare()
-	})
+	r.giveBack(rd)
 	return outc, err
 }
 

@@ -26,8 +26,8 @@ func (r *Runner) makeRunDirs() (runDirs, error) {
 	return rd, nil
 }
 
-// takeRunDirs returns a clean pair whose helper is prepared, else one
-// from the pool, else a new one.
+// takeRunDirs returns a clean pair whose helper is prepared (or kept),
+// else one from the pool, else a new one.
 func (r *Runner) takeRunDirs() (runDirs, error) {
 	select {
 	case rd := <-r.primed:
@@ -40,6 +40,39 @@ func (r *Runner) takeRunDirs() (runDirs, error) {
 	default:
 		return r.makeRunDirs()
 	}
+}
+
+// giveBack returns the pair of a run (execute) that has ended. A pair
+// whose helper was kept for its next command (sandbox, reuse) and whose
+// directories the command left empty (two directory reads, about 6 µs)
+// goes straight back among the primed, where the next command takes it:
+// back to back, or in bursts of max_concurrent calls, the next command
+// comes sooner than any delayed recycling (issue 19: such bursts found no
+// primed pair and started helpers on the request path, 5.6 ms of CPU per
+// call instead of 1.8). Anything else is recycled, and the next commands'
+// helpers prepared, prepareDelay after the answer: doing it now would
+// compete with the outcome record's fsync and the reply.
+func (r *Runner) giveBack(rd runDirs) {
+	defer r.running.Add(-1)
+	if rd.dir != "" && !r.closed.Load() && sandbox.Kept(rd.home) && emptyDir(rd.home) && emptyDir(rd.tmp) {
+		select {
+		case r.primed <- rd:
+			rd = runDirs{}
+		default:
+		}
+	}
+	r.after.Add(1)
+	time.AfterFunc(prepareDelay, func() {
+		defer r.after.Done()
+		if r.closed.Load() {
+			if rd.dir != "" {
+				_ = os.RemoveAll(rd.dir)
+			}
+			return
+		}
+		r.recycle(rd)
+		r.prepare()
+	})
 }
 
 // emptyDir reports whether dir exists as a directory with no entries and
@@ -162,7 +195,10 @@ func (r *Runner) prepare() {
 	// end the oldest prepared helper, a primed pair's, to make room.
 	r.preparing.Lock()
 	defer r.preparing.Unlock()
-	for len(r.primed) < cap(r.primed) {
+	// The pairs of runs under way count as primed: each is likely to come
+	// back with its helper kept (sandbox, reuse), and preparing helpers
+	// for new pairs meanwhile would start more than can be kept.
+	for len(r.primed)+int(r.running.Load()) < cap(r.primed) {
 		var rd runDirs
 		select {
 		case rd = <-r.spare:

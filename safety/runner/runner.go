@@ -95,8 +95,12 @@ type Runner struct {
 	runsDir     string
 	releaseRuns func()
 	// spare is the pool of clean private HOME/TMPDIR pairs; primed holds
-	// the clean pairs whose helper is prepared, taken first.
+	// the clean pairs whose helper is prepared (or kept), taken first.
 	spare, primed chan runDirs
+	// running counts the runs (execute) holding a pair: prepare counts
+	// them among the primed, as each is likely to come back with its
+	// helper kept (giveBack).
+	running atomic.Int32
 	// preparing serialises prepare.
 	preparing sync.Mutex
 	// closed is set by Close: pairs used after it are removed, not pooled.
@@ -149,7 +153,8 @@ func New(o Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{o: o, pathEnv: strings.Join(o.Path, string(os.PathListSeparator)), confinement: conf,
-		spare: make(chan runDirs, 16), primed: make(chan runDirs, primedDepth(o.MaxConcurrent)), slots: newSlots(o.MaxConcurrent, o.MaxQueued),
+		spare: make(chan runDirs, 16), primed: make(chan runDirs, primedDepth(o.MaxConcurrent)),
+		slots:   newSlots(o.MaxConcurrent, o.MaxQueued),
 		outside: outsideView(o)}
 	if r.runsDir, r.releaseRuns, err = sandbox.ClaimRunsDir(filepath.Join(o.StateDir, "runs"), r.reportLeftover); err != nil {
 		return nil, err

@@ -1,6 +1,6 @@
 // terminald's run_command("true") latency through the official MCP
 // TypeScript SDK client over stdio, as the issue that asked for it measured
-// it (issue 19), in four arrival patterns, against baselines timed in the
+// it (issue 19), in six arrival patterns, against baselines timed in the
 // same run from the same Node process: /bin/true started and waited for
 // and, where installed, bubblewrap starting /bin/true in new namespaces.
 //
@@ -8,6 +8,9 @@
 //   back to back the next call right after the answer
 //   after burst  one burst of 4 parallel calls first, then paced
 //   random gaps  exponential pauses, mean 15 ms
+//   bursts of 2  2 parallel calls (max_concurrent) every 100 ms, each timed;
+//                the baselines as parallel pairs too
+//   b2b bursts   2 parallel calls, the next pair right after the answers
 //
 // usage: node latency.mjs TERMINALD POLICY_FILE [CALLS]
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -38,17 +41,22 @@ function timeChild(cmd, args) {
 // Each baseline arrives as the calls do, after a pause of its own (rest):
 // timed right after a call, it would run on a machine the call had just
 // woken while the call had waited out the pause.
-async function baselines(direct, wrapped, rest) {
+// With parallel, each baseline is that many children at once, as the calls
+// of a burst run.
+async function baselines(direct, wrapped, rest, parallel = 1) {
+  const times = (f) => Promise.all(Array.from({ length: parallel }, f));
   await rest();
-  direct.push(await timeChild(truePath, []));
+  direct.push(...await times(() => timeChild(truePath, [])));
   if (bwrap) {
     await rest();
-    wrapped.push(await timeChild(bwrap, ["--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
-      "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--proc", "/proc", "--dev", "/dev", "/bin/true"]));
+    wrapped.push(...await times(() => timeChild(bwrap, ["--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr",
+      "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--proc", "/proc",
+      "--dev", "/dev", "/bin/true"])));
   }
 }
 
-async function pattern(name, { pause = 0, burst = 0, random = false }) {
+// every: each call is a burst of burst parallel calls, each timed.
+async function pattern(name, { pause = 0, burst = 0, random = false, every = false }) {
   const transport = new StdioClientTransport({ command: bin, args: ["--config", policy], stderr: "ignore" });
   const client = new Client({ name: "bastion-latency", version: "0" });
   await client.connect(transport);
@@ -57,15 +65,15 @@ async function pattern(name, { pause = 0, burst = 0, random = false }) {
     if (r.structuredContent?.code !== "OK") throw new Error("run_command(true): " + JSON.stringify(r));
   };
   for (let i = 0; i < 10; i++) await run(); // warm up
-  if (burst) await Promise.all(Array.from({ length: burst }, run));
+  const timed = async () => { const t0 = now(); await run(); return now() - t0; };
+  if (burst && !every) await Promise.all(Array.from({ length: burst }, run));
   const served = [], direct = [], wrapped = [];
   const rest = () => sleep(random ? -Math.log(1 - Math.random()) * pause : pause);
-  for (let i = 0; i < calls; i++) {
+  const parallel = every ? burst : 1;
+  while (served.length < calls) {
     await rest();
-    const t0 = now();
-    await run();
-    served.push(now() - t0);
-    await baselines(direct, wrapped, rest);
+    served.push(...await Promise.all(Array.from({ length: parallel }, timed)));
+    await baselines(direct, wrapped, rest, parallel);
   }
   await client.close();
   const over = p(served, 0.5) - p(direct, 0.5);
@@ -83,3 +91,5 @@ await pattern("paced", { pause: 25 });
 await pattern("back to back", {});
 await pattern("after burst", { pause: 25, burst: 4 });
 await pattern("random gaps", { pause: 15, random: true });
+await pattern("bursts of 2", { pause: 100, burst: 2, every: true });
+await pattern("b2b bursts", { burst: 2, every: true });
