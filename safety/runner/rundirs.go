@@ -75,21 +75,6 @@ func (r *Runner) giveBack(rd runDirs) {
 	})
 }
 
-// emptyDir reports whether dir exists as a directory with no entries and
-// its mode as made (a run may have changed it).
-func emptyDir(dir string) bool {
-	f, err := os.Open(dir)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Mode().Perm() != 0o700 {
-		return false
-	}
-	names, err := f.Readdirnames(1)
-	return err != nil && len(names) == 0
-}
-
 // emptyInPlace empties dir and gives it back its mode, keeping the
 // directory itself: the helper kept for this pair (sandbox, reuse) shows
 // this very directory as the next command's HOME or TMPDIR. false: dir is
@@ -101,7 +86,7 @@ func emptyInPlace(dir string) bool {
 	if err != nil || !fi.IsDir() {
 		return false
 	}
-	if fi.Mode().Perm() != 0o700 && os.Chmod(dir, 0o700) != nil {
+	if fi.Mode()&(os.ModePerm|os.ModeSetuid|os.ModeSetgid|os.ModeSticky) != 0o700 && os.Chmod(dir, 0o700) != nil {
 		return false
 	}
 	f, err := os.Open(dir)

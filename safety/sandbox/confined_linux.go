@@ -237,6 +237,47 @@ type warm struct {
 	// socket (readReady): its descriptor is closed only once they are
 	// done, so that none reads a descriptor number reused since.
 	reads sync.WaitGroup
+	// wt waits for the control socket, the run's output pipes and wake
+	// through Go's poller; made by the first run that needs it (poller) and
+	// kept with the helper: an epoll instance per wait was half the
+	// server's system calls of a run. ctlWatched: the control socket is in
+	// it.
+	wt         *waiter
+	wake       int
+	ctlWatched bool
+}
+
+// poller returns w's waiter, with wake (an eventfd a run's callbacks write
+// to, relay) in it, made on first use.
+func (w *warm) poller() (*waiter, error) {
+	if w.wt != nil {
+		return w.wt, nil
+	}
+	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return nil, err
+	}
+	wt, err := newWaiter(wake)
+	if err != nil {
+		unix.Close(wake)
+		return nil, err
+	}
+	w.wt, w.wake = wt, wake
+	return wt, nil
+}
+
+// watchCtl has w's waiter wait for the control socket, or not.
+func (w *warm) watchCtl(on bool) error {
+	if w.ctlWatched == on {
+		return nil
+	}
+	if !on {
+		w.wt.remove(w.fd)
+	} else if err := w.wt.add(w.fd); err != nil {
+		return err
+	}
+	w.ctlWatched = on
+	return nil
 }
 
 // readReady reads the helper's next message (its answer to the setup, or
@@ -258,15 +299,20 @@ func (w *warm) readReady() {
 // woke another thread to hand its message over.
 func (w *warm) takeReady() helperResult {
 	w.readyDue = false
-	wt, err := newWaiter(w.fd)
-	if err != nil {
+	wt, err := w.poller()
+	if err != nil || w.watchCtl(true) != nil {
 		return w.answer() // out of descriptors: a blocking read
 	}
-	defer wt.close()
 	// Readable: the message, or end of file once the helper is gone (its
-	// answer is then a setup failure).
-	_, _ = wt.wait(time.Time{})
-	return w.answer()
+	// answer is then a setup failure). The control socket stays in the
+	// waiter for the run's relay.
+	for {
+		fds, _ := wt.wait(time.Time{})
+		if slices.Contains(fds, w.fd) {
+			return w.answer()
+		}
+		w.drainWake() // a late wake-up of the last run
+	}
 }
 
 // discard ends a helper that will not be used.
@@ -284,6 +330,10 @@ func (w *warm) teardown(exited bool) {
 	<-w.c.exited
 	_, _ = w.c.reap()
 	w.reads.Wait() // the helper is gone: a pending read has returned
+	if w.wt != nil {
+		w.wt.close()
+		unix.Close(w.wake)
+	}
 	w.ctl.Close()
 	w.jail.Close()
 	if w.mcg != nil {

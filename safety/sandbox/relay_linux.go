@@ -39,6 +39,8 @@ type relay struct {
 	// ended), copied to stdout and stderr.
 	outFD, errFD   int
 	stdout, stderr io.Writer
+	// wt is the helper's waiter once the pipes are in it.
+	wt *waiter
 }
 
 // relayEvent is what woke the relay besides the descriptors.
@@ -52,13 +54,26 @@ const (
 
 func (rl *relay) run() (r helperResult, runErr error, clean bool) {
 	clean = true
-	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	// The helper's waiter (warm.poller), with the control socket, wake and,
+	// for this run, both output pipes in it.
+	wt, err := rl.w.poller()
+	if err == nil {
+		err = rl.w.watchCtl(true)
+	}
+	for _, fd := range []int{rl.outFD, rl.errFD} {
+		if err == nil {
+			if err = wt.add(fd); err == nil {
+				rl.wt = wt
+			}
+		}
+	}
 	if err != nil {
 		return helperResult{SetupCode: result.InternalError, SetupReason: errSetup + ": the sandbox could not wait for its helper"}, nil, false
 	}
+	wake := rl.w.wake
 	// The watcher may post after run has returned (the request's context
-	// ends once the answer is out): under mu, a post after the close
-	// writes nothing, never to a descriptor number reused since.
+	// ends once the answer is out): under mu, a post after that writes
+	// nothing, never to a descriptor the helper's teardown closed.
 	var mu sync.Mutex
 	var events []relayEvent
 	closed := false
@@ -74,7 +89,6 @@ func (rl *relay) run() (r helperResult, runErr error, clean bool) {
 	defer func() {
 		mu.Lock()
 		closed = true
-		unix.Close(wake)
 		mu.Unlock()
 	}()
 	// Callbacks, not a goroutine waiting on channels: nothing to start per
@@ -111,11 +125,6 @@ func (rl *relay) run() (r helperResult, runErr error, clean bool) {
 	buf := *bp
 	answered, killed := false, false
 	var deadline time.Time // after the answer: drainGrace; after a kill: helperBackstop
-	wt, err := newWaiter(rl.w.fd, rl.outFD, rl.errFD, wake)
-	if err != nil {
-		return helperResult{SetupCode: result.InternalError, SetupReason: errSetup + ": the sandbox could not wait for its helper"}, nil, false
-	}
-	defer wt.close()
 	for {
 		if answered && rl.outFD < 0 && rl.errFD < 0 {
 			return r, runErr, clean
@@ -143,11 +152,10 @@ func (rl *relay) run() (r helperResult, runErr error, clean bool) {
 					clean = false
 				}
 				answered = true
-				wt.remove(rl.w.fd)
+				_ = rl.w.watchCtl(false) // its next message is the next run's
 				deadline = time.Now().Add(drainGrace)
 			case wake:
-				var b [8]byte
-				_, _ = unix.Read(wake, b[:])
+				rl.w.drainWake()
 				mu.Lock()
 				evs := events
 				events = nil
@@ -176,8 +184,7 @@ func (rl *relay) run() (r helperResult, runErr error, clean bool) {
 				}
 			default:
 				if rl.copyOut(fd, buf) {
-					wt.remove(fd)
-					unix.Close(fd)
+					rl.closePipe(fd)
 				}
 			}
 		}
@@ -217,13 +224,34 @@ func (rl *relay) copyOut(fd int, buf []byte) (ended bool) {
 	}
 }
 
+// closePipes closes the output pipes not ended yet.
 func (rl *relay) closePipes() {
-	for _, fd := range []*int{&rl.outFD, &rl.errFD} {
-		if *fd >= 0 {
-			unix.Close(*fd)
-			*fd = -1
+	for _, fd := range []int{rl.outFD, rl.errFD} {
+		if fd >= 0 {
+			rl.closePipe(fd)
 		}
 	}
+}
+
+// closePipe takes pipe fd (one of outFD and errFD) out of the helper's
+// waiter, which is kept for its next run, and closes it.
+func (rl *relay) closePipe(fd int) {
+	if rl.wt != nil {
+		rl.wt.remove(fd)
+	}
+	unix.Close(fd)
+	if fd == rl.outFD {
+		rl.outFD = -1
+	}
+	if fd == rl.errFD {
+		rl.errFD = -1
+	}
+}
+
+// drainWake reads what runs' callbacks wrote to w's wake.
+func (w *warm) drainWake() {
+	var b [8]byte
+	_, _ = unix.Read(w.wake, b[:])
 }
 
 // relayPipes makes the output pipes of a confined run: raw descriptors,
@@ -273,7 +301,7 @@ func newWaiter(fds ...int) (*waiter, error) {
 		if fd < 0 {
 			continue
 		}
-		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+		if err := w.add(fd); err != nil {
 			unix.Close(ep)
 			return nil, err
 		}
@@ -288,6 +316,11 @@ func newWaiter(fds ...int) (*waiter, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// add waits for fd too.
+func (w *waiter) add(fd int) error {
+	return unix.EpollCtl(w.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)})
 }
 
 // remove stops waiting for fd (before it is closed).
