@@ -162,6 +162,7 @@ type helper struct {
 	peakTasks int
 	peakRSSKB int64
 	mem       *memWatch // memory outside resident sets (memwatch_linux.go)
+	f         *forker   // the confined thread that starts the commands
 	dns       *lookups  // the names the command looked up (dns_linux.go)
 }
 

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -69,6 +70,38 @@ func TestMemoryCgroupOfARunIsRemoved(t *testing.T) {
 		}
 	}
 	t.Errorf("memory cgroups left after the runs: %v", left)
+}
+
+// TestCommandIsTheOOMKillersChoice: where a run has a memory cgroup, the
+// command starts with oom_score_adj 1000, so that the group's OOM killer
+// chooses it rather than its helper (shieldFromOOM). The forker's write
+// was refused by its own Landlock domain and the command kept the
+// helper's score; the helper's main goroutine writes it now (raiseOOM),
+// for a fresh helper and for one kept from the last command alike.
+// Without a memory cgroup the command keeps the score it inherits.
+func TestCommandIsTheOOMKillersChoice(t *testing.T) {
+	kind, _ := memcgAvailable()
+	bx := newBox(t)
+	want := "1000"
+	if kind == memcgNone {
+		b, err := os.ReadFile("/proc/self/oom_score_adj")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = strings.TrimSpace(string(b))
+	}
+	for i := 0; i < 3; i++ {
+		var out bytes.Buffer
+		s := bx.spec(t, "cat", "/proc/self/oom_score_adj")
+		s.Stdout, s.Stderr = &out, io.Discard
+		o, err := Run(context.Background(), s)
+		if err != nil || o.ExitCode != 0 {
+			t.Fatalf("run %d: %v %+v", i, err, o)
+		}
+		if got := strings.TrimSpace(out.String()); got != want {
+			t.Fatalf("run %d (%s): the command's oom_score_adj is %s, want %s", i, o.Confinement, got, want)
+		}
+	}
 }
 
 // Files a command writes pass through the page cache, which the memory

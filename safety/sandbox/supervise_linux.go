@@ -36,6 +36,10 @@ type forker struct {
 	confined chan error
 	go_      chan forkJob
 	done     chan forkDone
+	// oom carries a command's pid to the main goroutine, which raises its
+	// oom_score_adj (raiseOOM); raised says it has.
+	oom    chan int
+	raised chan struct{}
 }
 
 // forkJob is one command for the forker: the helper's runs-th, answered
@@ -55,7 +59,9 @@ type forkDone struct {
 
 // startForker starts the forker thread for ruleset rs.
 func (h *helper) startForker(rs int) *forker {
-	f := &forker{confined: make(chan error, 1), go_: make(chan forkJob), done: make(chan forkDone, 1)}
+	f := &forker{confined: make(chan error, 1), go_: make(chan forkJob), done: make(chan forkDone, 1),
+		oom: make(chan int, 1), raised: make(chan struct{}, 1)}
+	h.f = f
 	body := func() {
 		if err := h.confine(rs); err != nil {
 			f.confined <- err
@@ -73,11 +79,30 @@ func (h *helper) startForker(rs int) *forker {
 // wait returns the forker's confinement's error.
 func (f *forker) wait() error { return <-f.confined }
 
-// serve has the forker serve the helper's runs-th command.
+// serve has the forker serve the helper's runs-th command, raising the
+// command's oom_score_adj when the forker asks (raiseOOM).
 func (f *forker) serve(runs int, answer func(helperResult)) (code int, again bool) {
 	f.go_ <- forkJob{runs: runs, answer: answer}
-	d := <-f.done
-	return d.code, d.again
+	for {
+		select {
+		case d := <-f.done:
+			return d.code, d.again
+		case pid := <-f.oom:
+			_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("1000"), 0)
+			f.raised <- struct{}{}
+		}
+	}
+}
+
+// raiseOOM has the main goroutine set the stopped command pid's
+// oom_score_adj to 1000, so that its memory cgroup's OOM killer chooses
+// the command, not the helper (shieldFromOOM). Not on the forker: its
+// Landlock domain refuses the write (EACCES), and the command ran with
+// the helper's score. The forker waits for it (wait) only before letting
+// the command go, after the gate.
+func (f *forker) raiseOOM(pid int) (wait func()) {
+	f.oom <- pid
+	return func() { <-f.raised }
 }
 
 // serveOne reads a command, starts it in its working directory, supervises
@@ -299,10 +324,15 @@ func (h *helper) limitStopped(pid int) error {
 		}
 	}
 	// The command, not the helper, is the one the OOM killer of the run's
-	// memory cgroup chooses (see protect).
-	if h.cfg.MemEvents != "" {
-		_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("1000"), 0)
+	// memory cgroup chooses (shieldFromOOM), written while the server
+	// makes the intent durable.
+	raised := func() {}
+	if h.cfg.MemEvents != "" && h.f != nil {
+		raised = h.f.raiseOOM(pid)
 	}
+	// Waited for on every way out: an answer left unread would be taken
+	// for the next command's.
+	defer func() { raised() }()
 	if h.run.Hold {
 		// The server's word that the command may run (Spec.Gate): no
 		// other message comes before it, as watchCancel is not reading yet.
@@ -310,6 +340,8 @@ func (h *helper) limitStopped(pid int) error {
 			return failf(result.OperationFailed, "the command was not let run; nothing of it ran")
 		}
 	}
+	raised()
+	raised = func() {}
 	if err := unix.PtraceDetach(pid); err != nil {
 		return failf(result.InternalError, errSetup+": the command could not be released")
 	}
