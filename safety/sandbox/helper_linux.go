@@ -163,6 +163,7 @@ type helper struct {
 	peakRSSKB int64
 	mem       *memWatch // memory outside resident sets (memwatch_linux.go)
 	f         *forker   // the confined thread that starts the commands
+	oomAdj    *int      // the helper's oom_score_adj, read once (shielded)
 	dns       *lookups  // the names the command looked up (dns_linux.go)
 }
 

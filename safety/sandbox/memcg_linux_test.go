@@ -5,7 +5,9 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,24 +74,32 @@ func TestMemoryCgroupOfARunIsRemoved(t *testing.T) {
 	t.Errorf("memory cgroups left after the runs: %v", left)
 }
 
-// TestCommandIsTheOOMKillersChoice: where a run has a memory cgroup, the
-// command starts with oom_score_adj 1000, so that the group's OOM killer
-// chooses it rather than its helper (shieldFromOOM). The forker's write
-// was refused by its own Landlock domain and the command kept the
-// helper's score; the helper's main goroutine writes it now (raiseOOM),
-// for a fresh helper and for one kept from the last command alike.
-// Without a memory cgroup the command keeps the score it inherits.
+// TestCommandIsTheOOMKillersChoice: where a run has a memory cgroup and
+// the server could shield the helper (oom_score_adj -1000, which needs
+// CAP_SYS_RESOURCE), the command starts at 1000, so that the group's OOM
+// killer chooses it rather than its helper. The forker's write was refused
+// by its own Landlock domain and the command kept the helper's score; the
+// helper's main goroutine writes it now (forker.raiseOOM), for a fresh
+// helper and for one kept from the last command alike. Where the server
+// cannot lower a score, the helper is asked to raise the command's anyway
+// (raiseOOMEnv), so that the write itself is tested; without a memory
+// cgroup the command keeps the score it inherits.
 func TestCommandIsTheOOMKillersChoice(t *testing.T) {
 	kind, _ := memcgAvailable()
-	bx := newBox(t)
-	want := "1000"
-	if kind == memcgNone {
-		b, err := os.ReadFile("/proc/self/oom_score_adj")
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = strings.TrimSpace(string(b))
+	b, err := os.ReadFile("/proc/self/oom_score_adj")
+	if err != nil {
+		t.Fatal(err)
 	}
+	want := strings.TrimSpace(string(b))
+	if kind != memcgNone {
+		want = "1000"
+		if !canLowerOOMScore(t) {
+			old := helperEnv
+			helperEnv = append(slices.Clip(old), raiseOOMEnv+"=1")
+			t.Cleanup(func() { helperEnv = old })
+		}
+	}
+	bx := newBox(t)
 	for i := 0; i < 3; i++ {
 		var out bytes.Buffer
 		s := bx.spec(t, "cat", "/proc/self/oom_score_adj")
@@ -102,6 +112,17 @@ func TestCommandIsTheOOMKillersChoice(t *testing.T) {
 			t.Fatalf("run %d (%s): the command's oom_score_adj is %s, want %s", i, o.Confinement, got, want)
 		}
 	}
+}
+
+// canLowerOOMScore reports whether this process may lower another's
+// oom_score_adj below 0, as shieldFromOOM does.
+func canLowerOOMScore(t *testing.T) bool {
+	c := exec.Command("sleep", "30")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Process.Kill(); _ = c.Wait() }()
+	return os.WriteFile("/proc/"+strconv.Itoa(c.Process.Pid)+"/oom_score_adj", []byte("-1000"), 0) == nil
 }
 
 // Files a command writes pass through the page cache, which the memory

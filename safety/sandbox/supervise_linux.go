@@ -94,6 +94,30 @@ func (f *forker) serve(runs int, answer func(helperResult)) (code int, again boo
 	}
 }
 
+// shielded reports whether the server lowered the helper's oom_score_adj
+// (shieldFromOOM), which its commands inherit: only then must each be
+// raised. Lowering it needs CAP_SYS_RESOURCE, which a root server in some
+// containers lacks; the helper and its commands then keep the same score,
+// and the OOM killer chooses by size, the command that filled the group.
+// Read once, at the first command (the server shields the helper before
+// it sends one). raiseOOMEnv in the helper's environment (set by tests,
+// where the server may lack CAP_SYS_RESOURCE) has it raise them anyway.
+func (h *helper) shielded() bool {
+	if h.oomAdj == nil {
+		b, _ := os.ReadFile("/proc/self/oom_score_adj")
+		v, err := strconv.Atoi(string(trimNL(b)))
+		h.oomAdj = &v
+		if err != nil || os.Getenv(raiseOOMEnv) == "1" {
+			v = -1000 // unknown, or asked: raise it
+		}
+	}
+	return *h.oomAdj < 0
+}
+
+// raiseOOMEnv=1 in a helper's environment has it raise every command's
+// oom_score_adj, shielded or not (shielded).
+const raiseOOMEnv = "BASTION_HELPER_RAISE_OOM"
+
 // raiseOOM has the main goroutine set the stopped command pid's
 // oom_score_adj to 1000, so that its memory cgroup's OOM killer chooses
 // the command, not the helper (shieldFromOOM). Not on the forker: its
@@ -327,7 +351,7 @@ func (h *helper) limitStopped(pid int) error {
 	// memory cgroup chooses (shieldFromOOM), written while the server
 	// makes the intent durable.
 	raised := func() {}
-	if h.cfg.MemEvents != "" && h.f != nil {
+	if h.cfg.MemEvents != "" && h.f != nil && h.shielded() {
 		raised = h.f.raiseOOM(pid)
 	}
 	// Waited for on every way out: an answer left unread would be taken
