@@ -239,9 +239,9 @@ type warm struct {
 	reads sync.WaitGroup
 	// wt waits for the control socket, the run's output pipes and wake
 	// through Go's poller; made by the first run that needs it (poller) and
-	// kept with the helper: an epoll instance per wait was half the
-	// server's system calls of a run. ctlWatched: the control socket is in
-	// it.
+	// kept with the helper: an epoll instance per wait was about a sixth
+	// of the server's system calls of a run. ctlWatched: the control
+	// socket is in it.
 	wt         *waiter
 	wake       int
 	ctlWatched bool
