@@ -26,8 +26,14 @@ func TestEmptyDirSeesWhatARunLeft(t *testing.T) {
 		name string
 		do   func(t *testing.T, d string) string
 	}{
-		{"a file", func(t *testing.T, d string) string { must(t, os.WriteFile(filepath.Join(d, "f"), nil, 0o600)); return d }},
-		{"a dot file", func(t *testing.T, d string) string { must(t, os.WriteFile(filepath.Join(d, ".x"), nil, 0o600)); return d }},
+		{"a file", func(t *testing.T, d string) string {
+			must(t, os.WriteFile(filepath.Join(d, "f"), nil, 0o600))
+			return d
+		}},
+		{"a dot file", func(t *testing.T, d string) string {
+			must(t, os.WriteFile(filepath.Join(d, ".x"), nil, 0o600))
+			return d
+		}},
 		{"an empty directory", func(t *testing.T, d string) string { must(t, os.Mkdir(filepath.Join(d, "sub"), 0o700)); return d }},
 		{"many entries", func(t *testing.T, d string) string {
 			for i := range 300 {
