@@ -196,11 +196,14 @@ func (h *helper) confine(rs int) error {
 
 // forkCommand starts the command on the forker thread.
 func (h *helper) forkCommand() (int, error) {
-	devnull, err := os.Open(os.DevNull)
+	// A descriptor of its own per command (a shared one would carry the
+	// status flags one command set to the next), opened without os.Open's
+	// poller registration.
+	devnull, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, failf(result.InternalError, errSetup+": /dev/null could not be opened")
 	}
-	defer devnull.Close()
+	defer unix.Close(devnull)
 	// The child stops right after its execve (PTRACE_TRACEME, the only
 	// ptrace request besides PTRACE_DETACH that the filter lets through),
 	// before any instruction of the command runs; the limits are then set
@@ -212,7 +215,7 @@ func (h *helper) forkCommand() (int, error) {
 	//
 	// syscall.ForkExec rather than os.StartProcess: the latter probes for
 	// pidfd support with an extra fork on its first use, in every helper.
-	stdin := devnull.Fd()
+	stdin := uintptr(devnull)
 	if h.stdinFD >= 0 {
 		stdin = uintptr(h.stdinFD)
 		defer unix.Close(h.stdinFD)
