@@ -31,7 +31,8 @@ import (
 //     removes them and checks that none is left);
 //   - the view's /dev/shm is empty (same);
 //   - HOME and TMPDIR are emptied by the server before the pair is handed
-//     out again (runner.recycle); a pair whose directories had to be made
+//     out again (runner.recycle; runner.giveBack hands a pair out at once
+//     only when both are still empty); a pair whose directories had to be made
 //     anew is another key, and its helper is ended (takeParked);
 //   - the limits, peaks, looked-up names and cancellation start afresh.
 //
