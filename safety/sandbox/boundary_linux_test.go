@@ -1167,14 +1167,34 @@ func TestAttackHideMemoryInSocketBuffers(t *testing.T) {
 		if held > 64+16 {
 			t.Errorf("%s: the command held %d MiB in socket buffers against a 64 MiB limit\n%s", iso, held, b.transcript())
 		}
-		// Other work on the machine moves MemAvailable too: this bound
-		// catches a limit that does not hold (3x it would be lost), not
-		// the exact amount.
-		if drop > 3*64+128 {
-			t.Errorf("%s: the host's MemAvailable fell by %d MiB during the run (limit 64 MiB)", iso, drop)
-		}
+		bndHostDropCheck(t, iso, drop, func() int64 {
+			_, _, _, d := bndHiddenMemory(t, b, "sockhold", "1", "192")
+			return d
+		})
 		bndStillServes(t, b)
 	})
+}
+
+// bndHostDropCheck fails the test when the host's MemAvailable fell by
+// more than a limit that holds allows during an attack run: this bound
+// catches a limit that does not hold (3x it would be lost), not the exact
+// amount. Other work on the machine moves MemAvailable too: the other
+// packages of a parallel `go test ./...` (a server test peaks at 190 MiB
+// resident) once took it 356 MiB down during the pipe attack, in both
+// isolations at the same moment, while the limit held. So a drop past the
+// bound is measured once more with a second run of the attack (again),
+// and only a second drop past it fails: a limit that does not hold loses
+// the memory on every run.
+func bndHostDropCheck(t *testing.T, iso Isolation, drop int64, again func() int64) {
+	t.Helper()
+	const bound = 3*64 + 128
+	if drop <= bound {
+		return
+	}
+	t.Logf("%s: the host's MemAvailable fell by %d MiB during the run; measured again", iso, drop)
+	if d := again(); d > bound {
+		t.Errorf("%s: the host's MemAvailable fell by %d, then %d MiB during two runs (limit 64 MiB)", iso, drop, d)
+	}
 }
 
 // The command holds 3x memory_mb in pipe buffers, from four processes
@@ -1189,11 +1209,12 @@ func TestAttackHideMemoryInPipeBuffers(t *testing.T) {
 		out, err, _, drop := bndHiddenMemory(t, b, "pipehold", "4", "192")
 		bndLimitCheck(t, b, out, err, LimitMemory)
 		t.Logf("%s: host MemAvailable fell by at most %d MiB (%s)", iso, drop, out.Confinement)
+		bndHostDropCheck(t, iso, drop, func() int64 {
+			_, _, _, d := bndHiddenMemory(t, b, "pipehold", "4", "192")
+			return d
+		})
 		if strings.Contains(b.stdout.String(), "held 3 48") {
 			t.Errorf("%s: a worker held its whole share of 3x memory_mb in pipes\n%s", iso, b.transcript())
-		}
-		if drop > 3*64+128 {
-			t.Errorf("%s: the host's MemAvailable fell by %d MiB during the run (limit 64 MiB)", iso, drop)
 		}
 		bndStillServes(t, b)
 	})
@@ -1219,9 +1240,10 @@ func TestAttackHideMemoryInDevShm(t *testing.T) {
 		if held > 64+16 {
 			t.Errorf("%s: the command held %d MiB in /dev/shm against a 64 MiB limit\n%s", iso, held, b.transcript())
 		}
-		if drop > 3*64+128 {
-			t.Errorf("%s: the host's MemAvailable fell by %d MiB during the run (limit 64 MiB)", iso, drop)
-		}
+		bndHostDropCheck(t, iso, drop, func() int64 {
+			_, _, _, d := bndHiddenMemory(t, b, "shmhold", "192")
+			return d
+		})
 		bndStillServes(t, b)
 	})
 }
