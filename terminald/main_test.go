@@ -233,6 +233,14 @@ func BenchmarkRunTrueOverStdioBurstsBackToBack(b *testing.B) {
 	benchRunTrue(b, pattern{burst: 2, everyBurst: true})
 }
 
+// BenchmarkRunTrueOverStdioIdle1s leaves a second before each call (and
+// each baseline), as an agent's model thinks between commands: every call
+// starts on a machine whose caches other work has emptied. 60 calls, so
+// that make bench stays in minutes.
+func BenchmarkRunTrueOverStdioIdle1s(b *testing.B) {
+	benchRunTrue(b, pattern{pause: time.Second, calls: 60})
+}
+
 // BenchmarkRunTrueOverStdioBurstsBeyondMax sends bursts of four parallel
 // calls, 100 ms apart, every call timed: two of each burst wait for a slot
 // (max_concurrent = 2), so their time holds another command's. Reported,
@@ -261,6 +269,7 @@ type pattern struct {
 	everyBurst bool
 	block      int
 	random     bool // pause is the mean of an exponential distribution
+	calls      int  // calls timed (default: b.N, at least 200)
 }
 
 func benchRunTrue(b *testing.B, p pattern) {
@@ -321,6 +330,9 @@ func benchRunTrue(b *testing.B, p pattern) {
 		wg.Wait()
 	}
 	n := max(b.N, 200)
+	if p.calls > 0 {
+		n = p.calls
+	}
 	rng := rand.New(rand.NewPCG(19, 1))
 	// rest is the pattern's pause before a call, and before each baseline
 	// too: a baseline timed right after a call ran on a machine the call
