@@ -16,17 +16,7 @@ import (
 // helper on the request path).
 func TestPreparedHelperMatchesAfterABurst(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.MaxConcurrent = 4 })
-	var wg sync.WaitGroup
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if out := f.run("pwd"); !out.Ran || out.ExitCode != 0 {
-				t.Errorf("burst: %s %s", out.Code, out.Reason)
-			}
-		}()
-	}
-	wg.Wait()
+	runBurst(t, f, 4)
 	// Paced: each call comes once the server has prepared the next
 	// helper (as an agent's next call comes after its thinking).
 	ready := func() {
@@ -87,24 +77,30 @@ func TestBackToBackBurstsFindTheirHelpersKept(t *testing.T) {
 	f.r.Prewarm()
 	hits0, misses0 := sandbox.PrepareStats()
 	const bursts = 30
-	for i := 0; i < bursts; i++ {
-		var wg sync.WaitGroup
-		for j := 0; j < 2; j++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if out := f.run("pwd"); !out.Ran || out.ExitCode != 0 {
-					t.Errorf("burst %d: %s %s", i, out.Code, out.Reason)
-				}
-			}()
-		}
-		wg.Wait()
+	for range bursts {
+		runBurst(t, f, 2)
 	}
 	hits, misses := sandbox.PrepareStats()
 	if misses != misses0 || hits-hits0 != 2*bursts {
 		t.Fatalf("%d of %d calls in back-to-back bursts of 2 found a helper prepared or kept; %d started one on the request path",
 			hits-hits0, 2*bursts, misses-misses0)
 	}
+}
+
+// runBurst runs pwd n times in parallel and waits for all of them.
+func runBurst(t *testing.T, f *fixture, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if out := f.run("pwd"); !out.Ran || out.ExitCode != 0 {
+				t.Errorf("burst of %d: %s %s", n, out.Code, out.Reason)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // TestPreparedHelpersMatchUnprivileged runs the prepared-helper tests
