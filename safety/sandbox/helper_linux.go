@@ -71,7 +71,7 @@ func helperMain() int {
 		unix.CloseOnExec(idmapFD0 + i)
 	}
 	closeInheritedOnExec(idmapFD0 + len(cfg.Idmapped))
-	h := &helper{cfg: cfg, outFD: -1, errFD: -1, stdinFD: -1, mq: -1}
+	h := &helper{cfg: cfg, outFD: -1, errFD: -1, stdinFD: -1, mq: -1, mqDir: -1, shmDir: -1}
 	if cfg.Probe {
 		_, _ = unix.Write(ctlFD, []byte(`{}`))
 		return 0
@@ -154,6 +154,10 @@ type helper struct {
 	// mq is a detached mount of the IPC namespace's POSIX message queues
 	// (reuse_linux.go), -1 when none could be made.
 	mq int
+	// mqDir and shmDir are the message queue mount and the view's
+	// /dev/shm, opened for reading at the first clearing (emptyDirs), -1
+	// before.
+	mqDir, shmDir int
 
 	mu        sync.Mutex
 	limit     string

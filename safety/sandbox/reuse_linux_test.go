@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -323,5 +324,99 @@ func TestSysvInUseCountsWhatIsCreated(t *testing.T) {
 		if during != before+1 || after != before {
 			t.Errorf("%s: in use %d, then %d with one more, then %d once removed", k.name, before, during, after)
 		}
+	}
+}
+
+// TestDirIsEmptyReadsAgainFromTheStart checks emptyDirs' shortcut on one
+// kept descriptor, as a kept helper uses it between commands: an entry
+// made after an earlier read is seen (the read starts again from the
+// start), long names and more entries than one read's buffer holds too,
+// and once they are removed the directory is empty again.
+func TestDirIsEmptyReadsAgainFromTheStart(t *testing.T) {
+	dir := t.TempDir()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if !dirIsEmpty(fd) {
+		t.Fatal("a new directory read as not empty")
+	}
+	for _, names := range [][]string{
+		{"a"},
+		{".hidden"},
+		{"..x"},
+		{strings.Repeat("n", 255)},
+		func() []string {
+			var many []string
+			for i := 0; i < 100; i++ {
+				many = append(many, "file-"+strconv.Itoa(i))
+			}
+			return many
+		}(),
+	} {
+		for _, n := range names {
+			if err := os.Mkdir(filepath.Join(dir, n), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if dirIsEmpty(fd) {
+			t.Fatalf("%d entries (first %q) read as empty", len(names), names[0])
+		}
+		for _, n := range names {
+			if err := os.Remove(filepath.Join(dir, n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !dirIsEmpty(fd) {
+			t.Fatalf("emptied again after %q, read as not empty", names[0])
+		}
+	}
+}
+
+// TestChildrenLeftSeesRunningAndUnreapedChildren checks the test that
+// lets a kept helper skip its kill(-1): a running child and an exited one
+// not yet reaped both count (and are left as they are), and only once
+// both are reaped is nothing left.
+func TestChildrenLeftSeesRunningAndUnreapedChildren(t *testing.T) {
+	// Checked in a process of its own, which starts no other child: this
+	// one's helpers and tests may have some.
+	if os.Getenv("BASTION_TEST_CHILDREN_LEFT") != "1" {
+		c := exec.Command(os.Args[0], "-test.run=^TestChildrenLeftSeesRunningAndUnreapedChildren$", "-test.count=1")
+		c.Env = append(os.Environ(), "BASTION_TEST_CHILDREN_LEFT=1")
+		out, err := c.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "PASS") {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	if childrenLeft() {
+		t.Fatal("children left before any was started")
+	}
+	sleeper, err := os.StartProcess("/bin/sleep", []string{"sleep", "30"}, &os.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick, err := os.StartProcess("/bin/true", []string{"true"}, &os.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !childrenLeft() {
+		t.Fatal("a running child was not seen")
+	}
+	_ = sleeper.Kill()
+	if _, err := sleeper.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	// true has exited by now or soon; unreaped, it is still a child.
+	time.Sleep(50 * time.Millisecond)
+	if !childrenLeft() {
+		t.Fatal("an exited child not yet reaped was not seen")
+	}
+	if _, err := quick.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if childrenLeft() {
+		t.Fatal("children left once both were reaped")
 	}
 }
