@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,15 +99,94 @@ func (s *Set) Scan(dirfd int, top string, backup bool) (*Snapshot, error) {
 	old := s.trees[key]
 	s.mu.Unlock()
 	if old == nil {
-		old = &treeCache{}
+		old = &treeCache{watch: newWatcher()}
 	}
 	w := &walker{set: s, snap: snap, backup: backup, dirfd: dirfd, old: old,
-		cur: &treeCache{dirs: map[string]*dirState{}, files: map[string]Found{}}, now: time.Now().UnixNano()}
-	if err := w.dir("", 0, nil, false); err != nil {
+		cur: &treeCache{dirs: make(map[string]*dirState, len(old.dirs)), files: map[string]Found{}, watch: old.watch}, now: time.Now().UnixNano()}
+	if old.watch != nil {
+		w.changed = old.watch.drain()
+		w.noTrust = old.watch.lost
+		old.watch.lost = false
+	}
+	done, err := w.fromLastWalk(top)
+	if err == nil && !done {
+		err = w.walk(top)
+	}
+	if err != nil {
 		w.cur.release(old)
+		if old.watch != nil {
+			// The changes drained for this scan are not in old: the next
+			// scan stats every directory.
+			old.watch.lost = true
+		}
 		return nil, err
 	}
-	for _, repo := range w.repos {
+	if !done {
+		// (A scan from the last walk keeps every directory it held.)
+		old.release(w.cur)
+	}
+	s.mu.Lock()
+	if s.trees == nil {
+		s.trees = map[string]*treeCache{}
+	}
+	if len(s.trees) >= maxTrees && s.trees[key] == nil {
+		for _, t := range s.trees {
+			t.release(nil)
+			t.watch.close()
+		}
+		clear(s.trees)
+	}
+	s.trees[key] = w.cur
+	s.mu.Unlock()
+	snap.Dirs = w.listed
+	return snap, nil
+}
+
+// walk visits the whole tree (from what the last scan remembered), then
+// the directories the repositories' core.hooksPath names.
+func (w *walker) walk(top string) error {
+	if err := w.dir("", 0, nil, true); err != nil {
+		return err
+	}
+	hooks := hooksDirs(w.dirfd, top, w.repos)
+	for _, rel := range hooks {
+		if err := w.add(rel, hooksEntry(rel)); err != nil {
+			return err
+		}
+	}
+	w.cur.repos, w.cur.hooks, w.cur.recs, w.cur.complete = w.repos, hooks, w.recs, true
+	return nil
+}
+
+// fromLastWalk is a scan with nothing changed since the last one (the
+// watcher queued no event, and every directory of the last walk is
+// watched): the last walk's directories, repositories and protected paths
+// stand, and only the protected paths themselves are stat'ed again (and
+// each repository's core.hooksPath read again, as a config edited in
+// place queues no event). done false: the tree must be walked.
+func (w *walker) fromLastWalk(top string) (done bool, err error) {
+	old := w.old
+	if old.watch == nil || w.noTrust || w.changed != nil || !old.complete || old.unwatched != 0 {
+		return false, nil
+	}
+	if !slices.Equal(hooksDirs(w.dirfd, top, old.repos), old.hooks) {
+		return false, nil
+	}
+	w.cur.dirs, w.cur.held, w.cur.repos, w.cur.hooks = old.dirs, old.held, old.repos, old.hooks
+	for _, r := range old.recs {
+		if err := w.record(r.rel, r.e); err != nil {
+			return false, err // what a walk would fail with too (ErrTooLarge)
+		}
+	}
+	w.cur.recs, w.cur.complete = w.recs, true
+	return true, nil
+}
+
+// hooksDirs returns the directories in the tree (rel to top) that the
+// core.hooksPath of the repositories (their .git directories) names.
+func hooksDirs(dirfd int, top string, repos []string) []string {
+	var out []string
+	for _, repo := range repos {
 		hp := hooksPath(dirfd, repo)
 		if hp == "" {
 			continue
@@ -124,26 +204,13 @@ func (s *Set) Scan(dirfd int, top string, backup bool) (*Snapshot, error) {
 				continue
 			}
 		}
-		e := Entry{Pattern: rel, Kind: Tree, Trigger: "the hooks directory a repository's core.hooksPath names: git runs its hooks on commit, checkout and push"}
-		if err := w.add(rel, e); err != nil {
-			return nil, err
-		}
+		out = append(out, rel)
 	}
-	old.release(w.cur)
-	s.mu.Lock()
-	if s.trees == nil {
-		s.trees = map[string]*treeCache{}
-	}
-	if len(s.trees) >= maxTrees && s.trees[key] == nil {
-		for _, t := range s.trees {
-			t.release(nil)
-		}
-		clear(s.trees)
-	}
-	s.trees[key] = w.cur
-	s.mu.Unlock()
-	snap.Dirs = w.listed
-	return snap, nil
+	return out
+}
+
+func hooksEntry(rel string) Entry {
+	return Entry{Pattern: rel, Kind: Tree, Trigger: "the hooks directory a repository's core.hooksPath names: git runs its hooks on commit, checkout and push"}
 }
 
 // hotWindow: a directory whose change time lies this close to a scan is
@@ -158,6 +225,26 @@ type treeCache struct {
 	dirs  map[string]*dirState // by rel ("" for the top)
 	files map[string]Found     // protected entries with their copies, by rel
 	held  int                  // directory descriptors kept
+	// watch queues the changes since the last scan (watch_linux.go);
+	// nil where inotify could not be had. One per tree, handed on from
+	// scan to scan.
+	watch *watcher
+	// unwatched counts the directories of dirs without a watch.
+	unwatched int
+	// What the last complete walk found, for a scan with nothing
+	// changed since (fromLastWalk): the repositories' .git directories,
+	// the hooks directories their configs named, and every protected
+	// path stat'ed, in order.
+	complete bool
+	repos    []string
+	hooks    []string
+	recs     []recorded
+}
+
+// recorded is one protected path a walk stat'ed, with its entry.
+type recorded struct {
+	rel string
+	e   Entry
 }
 
 // maxHeld bounds the directory descriptors a tree's memory keeps: at
@@ -200,6 +287,20 @@ type dirState struct {
 	hits     []string // protected children, by rel
 	hitEntry []Entry
 	repo     bool // holds a .git directory
+	// watched: the tree's watcher watched this directory before it was
+	// read, so any change to its entries since is queued.
+	watched bool
+	// tree is the pattern of the protected tree it was listed in ("":
+	// none): a directory that core.hooksPath names from one scan to the
+	// next was taken from a listing that protected none of its files.
+	tree string
+}
+
+func treeName(e *Entry) string {
+	if e == nil {
+		return ""
+	}
+	return e.Pattern
 }
 
 type walker struct {
@@ -212,6 +313,12 @@ type walker struct {
 	bytes    int
 	listed   int
 	repos    []string // rel of each .git directory found
+	recs     []recorded
+	// changed holds the directories the watcher saw change since the
+	// last scan; noTrust (the watcher lost events) has every directory
+	// stat'ed.
+	changed map[string]bool
+	noTrust bool
 }
 
 func join(rel, name string) string {
@@ -232,6 +339,16 @@ func (w *walker) dir(rel string, depth int, inTree *Entry, trusted bool) error {
 	}
 	var st unix.Stat_t
 	ds := w.old.dirs[rel]
+	if ds != nil && ds.tree != treeName(inTree) {
+		// Listed under another protected tree (or none): which children
+		// are protected differs, so it is listed again.
+		ds = nil
+	}
+	if trusted && ds != nil && ds.watched && !w.noTrust && !w.changed[rel] {
+		// Watched, and no change queued for it: as it was listed, with
+		// no system call.
+		return w.visit(rel, depth, ds, inTree, true)
+	}
 	var err error
 	switch {
 	case rel == "":
@@ -254,9 +371,18 @@ func (w *walker) dir(rel string, depth int, inTree *Entry, trusted bool) error {
 			return nil
 		}
 	}
+	return w.visit(rel, depth, ds, inTree, unchanged)
+}
+
+// visit records the directory rel as ds and visits its protected
+// entries and subdirectories; unchanged says ds is still what rel holds.
+func (w *walker) visit(rel string, depth int, ds *dirState, inTree *Entry, unchanged bool) error {
 	w.cur.dirs[rel] = ds
 	if ds.fd >= 0 {
 		w.cur.held++
+	}
+	if !ds.watched {
+		w.cur.unwatched++
 	}
 	if ds.repo && inTree == nil {
 		w.repos = append(w.repos, join(rel, ".git"))
@@ -290,6 +416,8 @@ func (w *walker) list(rel string, inTree *Entry, dev, ino uint64, ctime int64) (
 	if err != nil {
 		return nil, nil // gone, or not enterable
 	}
+	// Watched before it is read: a change after the read is queued.
+	watched := w.cur.watch.watch(fd, rel)
 	f := os.NewFile(uintptr(fd), "dir")
 	defer f.Close()
 	ents, err := f.ReadDir(-1)
@@ -297,7 +425,7 @@ func (w *walker) list(rel string, inTree *Entry, dev, ino uint64, ctime int64) (
 		return nil, nil // unreadable: what is there is unreadable to a tool too
 	}
 	w.listed++
-	ds := &dirState{fd: -1, dev: dev, ino: ino, ctime: ctime}
+	ds := &dirState{fd: -1, dev: dev, ino: ino, ctime: ctime, watched: watched, tree: treeName(inTree)}
 	if rel != "" && w.cur.held < maxHeld {
 		// Keep the directory for the next scan, if it is the one stat saw.
 		if kept, err := unix.Openat(fd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
@@ -347,6 +475,7 @@ func (w *walker) list(rel string, inTree *Entry, dev, ino uint64, ctime int64) (
 // record stats rel and keeps it, with its copy when the walker keeps
 // copies (taken again only when the entry changed since the last scan).
 func (w *walker) record(rel string, e Entry) error {
+	w.recs = append(w.recs, recorded{rel, e})
 	var st unix.Stat_t
 	if err := unix.Fstatat(w.dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil

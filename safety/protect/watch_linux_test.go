@@ -1,0 +1,141 @@
+package protect
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// plantEach plants, one after another on a tree a Set already knows, each
+// protected path a command could leave (deep in the tree, in a directory
+// renamed into place, in a new repository's hooks, in .git/config's
+// place), and checks that the scan right after it (no pause: the same
+// clock tick as the change) sees it.
+func plantEach(t *testing.T, set *Set, dir string) {
+	t.Helper()
+	for _, c := range []struct {
+		name  string
+		plant func()
+		want  string
+	}{
+		{"deep new file", func() { mk(t, dir, map[string]string{"a/b/c/d/.envrc": "planted"}) }, "a/b/c/d/.envrc"},
+		{"directory renamed into place", func() {
+			mk(t, dir, map[string]string{"staging/.vscode/tasks.json": "{}"})
+			if err := os.Rename(filepath.Join(dir, "staging"), filepath.Join(dir, "e/f/moved")); err != nil {
+				t.Fatal(err)
+			}
+		}, "e/f/moved/.vscode"},
+		{"new hook", func() { mk(t, dir, map[string]string{"repo/.git/hooks/pre-commit": "#!/bin/sh\n"}) }, "repo/.git/hooks/pre-commit"},
+		{"hooksPath set in place", func() {
+			f, err := os.OpenFile(filepath.Join(dir, "repo/.git/config"), os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(f, "[core]\n\thooksPath = ../tools/hooks\n")
+			f.Close()
+		}, "tools/hooks/post-checkout"},
+	} {
+		c.plant()
+		snap := scanOf(t, set, dir, false)
+		if _, ok := snap.Paths[c.want]; !ok {
+			t.Errorf("%s: %s not seen", c.name, c.want)
+		}
+	}
+}
+
+func plantTree(t *testing.T) string {
+	dir := t.TempDir()
+	mk(t, dir, map[string]string{"a/b/c/d/file": "x", "e/f/file": "x", "repo/.git/config": "[core]\n", "repo/.git/hooks/x.sample": "x",
+		"tools/hooks/post-checkout": "#!/bin/sh\n"})
+	for i := 0; i < 200; i++ {
+		mk(t, dir, map[string]string{fmt.Sprintf("src/p%d/q/file", i): "x"})
+	}
+	return dir
+}
+
+// TestWatchedTreeSeesEveryChangeAtOnce: with the watcher, a scan with
+// nothing changed lists no directory and stats none (it reuses the last
+// walk), and every planted path is seen by the very next scan, even in
+// the clock tick of the change (the change time alone could miss it).
+func TestWatchedTreeSeesEveryChangeAtOnce(t *testing.T) {
+	dir := plantTree(t)
+	set := Default()
+	scanOf(t, set, dir, false)
+	tc := treeOf(t, set)
+	if tc.watch == nil || tc.unwatched != 0 || !tc.complete {
+		t.Fatalf("no complete watched walk: watcher %v, %d unwatched, complete %v", tc.watch != nil, tc.unwatched, tc.complete)
+	}
+	if snap := scanOf(t, set, dir, false); snap.Dirs != 0 {
+		t.Errorf("a scan with nothing changed listed %d directories", snap.Dirs)
+	}
+	plantEach(t, set, dir)
+}
+
+// TestUnwatchedDirectoriesAreStatted: past the watches a tree may take,
+// the directories without one are stat'ed at every scan (no scan reuses
+// a walk then), and every planted path is still seen.
+func TestUnwatchedDirectoriesAreStatted(t *testing.T) {
+	saved := maxWatches
+	maxWatches = func() int { return 3 }
+	defer func() { maxWatches = saved }()
+	dir := plantTree(t)
+	set := Default()
+	scanOf(t, set, dir, false)
+	if tc := treeOf(t, set); tc.unwatched == 0 {
+		t.Fatal("every directory watched despite the cap")
+	}
+	plantEach(t, set, dir)
+}
+
+// TestLostEventsHaveEveryDirectoryStatted: when the watcher's queue
+// overflows (more changes than the kernel queues between two scans), the
+// next scan stats every directory and still sees a path planted among
+// the flood.
+func TestLostEventsHaveEveryDirectoryStatted(t *testing.T) {
+	dir := plantTree(t)
+	set := Default()
+	scanOf(t, set, dir, false)
+	// More events than fs.inotify.max_queued_events (16384 by default):
+	// each file made and removed queues two.
+	flood := filepath.Join(dir, "src/p7/q")
+	n := 16384
+	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events"); err == nil {
+		fmt.Sscan(string(b), &n)
+	}
+	for i := 0; i <= n/2+1; i++ {
+		p := filepath.Join(flood, fmt.Sprintf("f%d", i))
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk(t, dir, map[string]string{"src/p150/q/.mcp.json": "{}"})
+	tc := treeOf(t, set)
+	changed := tc.watch.drain()
+	if !tc.watch.lost {
+		t.Fatalf("no overflow seen after %d changes (%d directories named)", n+2, len(changed))
+	}
+	// What the drain above took is what a scan would have: put it back as
+	// the scan would find it, lost.
+	snap := scanOf(t, set, dir, false)
+	if _, ok := snap.Paths["src/p150/q/.mcp.json"]; !ok {
+		t.Error("a path planted among the flood was not seen")
+	}
+}
+
+// treeOf returns the Set's memory of its only tree.
+func treeOf(t *testing.T, set *Set) *treeCache {
+	t.Helper()
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	if len(set.trees) != 1 {
+		t.Fatalf("%d trees remembered", len(set.trees))
+	}
+	for _, tc := range set.trees {
+		return tc
+	}
+	return nil
+}
