@@ -129,7 +129,7 @@ bench: build otelcol
 	@echo "== sweepd: scan vs find -prune + du -s, reclaim vs rm -rf (500 projects, 200,000+ files; goals <= 1.0x, <= 1.25x)"
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./sweepd/internal/sweep/
 	@echo "== terminald: run_command(\"true\") over stdio vs fork/exec of /bin/true and bubblewrap, in eight arrival patterns: back to back (baselines between calls), NoGap (blocks of 20 calls with nothing between), Paced (25 ms between calls), AfterBurst (paced after 4 parallel calls), Bursts (2 parallel calls, max_concurrent, every 100 ms; baselines as parallel pairs), BurstsBackToBack (the same pairs, each right after the last), BurstsBeyondMax (4 parallel calls: two queue; reported, not a goal), RandomGaps (exponential pauses, mean 15 ms) (goals: p50 overhead < 3 ms, <= half of bubblewrap's, p99/p50 < 3)"
-	$(GO) test -run '^$$' -bench 'RunTrueOverStdio($$|NoGap|Paced|AfterBurst|Bursts|RandomGaps)' -benchtime 300x ./terminald/
+	$(GO) test -run '^$$' -bench 'RunTrueOverStdio($$|NoGap|Paced|AfterBurst|Bursts|RandomGaps|InAProject)' -benchtime 300x ./terminald/
 	@echo "== terminald: the same after a second of idle before each call and each baseline, as an agent's model thinks between commands (60 calls; same goals, reported)"
 	$(GO) test -run '^$$' -bench RunTrueOverStdioIdle1s -benchtime 1x ./terminald/
 	@echo "== terminald: its own CPU per call, run_command(\"true\") and explain_command (the MCP floor), 1,000 calls each"
