@@ -46,9 +46,10 @@ type watcher struct {
 const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_ATTRIB |
 	unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
 
-// maxWatches bounds the watches one tree takes: at most 65,536, and a
-// quarter of the user's inotify watches, so that the person's editor and
-// other tools keep theirs.
+// maxWatches bounds the watches one tree takes: at most 32,768 (a watch
+// holds about 1 KiB of kernel memory and keeps its directory's inode in
+// memory: 32 MiB at most), and a quarter of the user's inotify watches,
+// so that the person's editor and other tools keep theirs.
 var maxWatches = sync.OnceValue(func() int {
 	n := 8192
 	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches"); err == nil {
@@ -56,7 +57,7 @@ var maxWatches = sync.OnceValue(func() int {
 			n = v
 		}
 	}
-	return min(65536, n/4)
+	return min(32768, n/4)
 })
 
 // newWatcher opens an inotify instance, or returns nil where none can be
