@@ -25,7 +25,7 @@ import (
 //   - every process of the PID namespace is dead and reaped: the helper
 //     answers only after wait4 found no child left, having sent SIGKILL to
 //     every process of the namespace (kill(-1) from its first process)
-//     when the command ended;
+//     when the command ended and any was left (childrenLeft);
 //   - the IPC namespace holds no System V message queue, semaphore set or
 //     shared memory segment, and no POSIX message queue (resetForNext
 //     removes them and checks that none is left);
