@@ -213,6 +213,21 @@ func hooksEntry(rel string) Entry {
 	return Entry{Pattern: rel, Kind: Tree, Trigger: "the hooks directory a repository's core.hooksPath names: git runs its hooks on commit, checkout and push"}
 }
 
+// Close forgets every tree the Set remembers, closing the directory
+// descriptors and the watcher it held for each. The Set stays usable: its
+// next scan of a tree walks it again.
+func (s *Set) Close() {
+	s.scanMu.Lock()
+	defer s.scanMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.trees {
+		t.release(nil)
+		t.watch.close()
+	}
+	clear(s.trees)
+}
+
 // hotWindow: a directory whose change time lies this close to a scan is
 // listed again by the next scan, whatever its change time then.
 const hotWindow = int64(100 * time.Millisecond)

@@ -2,6 +2,8 @@ package protect
 
 import (
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -138,4 +140,93 @@ func treeOf(t *testing.T, set *Set) *treeCache {
 		return tc
 	}
 	return nil
+}
+
+// TestRememberedScanMatchesAFreshOne changes a tree at random between
+// scans (directories made, removed, renamed into other places and
+// replaced by links; protected files and directories planted and
+// removed; a repository made) and checks after each change that the scan
+// of a Set that remembers and watches the tree finds exactly the
+// protected paths a Set that never saw the tree finds.
+func TestRememberedScanMatchesAFreshOne(t *testing.T) {
+	dir := plantTree(t)
+	set := Default()
+	scanOf(t, set, dir, false)
+	rng := rand.New(rand.NewPCG(19, 5))
+	var dirs []string
+	refresh := func() {
+		dirs = dirs[:0]
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() && p != dir {
+				rel, _ := filepath.Rel(dir, p)
+				dirs = append(dirs, rel)
+			}
+			return nil
+		})
+	}
+	protected := []string{".envrc", ".mcp.json", ".vscode/tasks.json", ".git/config", ".git/hooks/pre-commit", ".claude/settings.json", "lefthook.yml"}
+	for step := 0; step < 150; step++ {
+		refresh()
+		pick := func() string {
+			if len(dirs) == 0 {
+				return "."
+			}
+			return dirs[rng.IntN(len(dirs))]
+		}
+		var what string
+		switch rng.IntN(8) {
+		case 0, 1:
+			d := filepath.Join(pick(), fmt.Sprintf("n%d", step))
+			what = "mkdir " + d
+			_ = os.MkdirAll(filepath.Join(dir, d, "inner"), 0o755)
+		case 2:
+			d := pick()
+			what = "remove " + d
+			_ = os.RemoveAll(filepath.Join(dir, d))
+		case 3:
+			from, to := pick(), pick()
+			what = "rename " + from + " into " + to
+			_ = os.Rename(filepath.Join(dir, from), filepath.Join(dir, to, fmt.Sprintf("r%d", step)))
+		case 4:
+			p := filepath.Join(pick(), protected[rng.IntN(len(protected))])
+			what = "plant " + p
+			_ = os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+			_ = os.WriteFile(filepath.Join(dir, p), []byte("x"), 0o644)
+		case 5:
+			d := pick()
+			what = "replace by a link " + d
+			if os.RemoveAll(filepath.Join(dir, d)) == nil {
+				_ = os.Symlink("/tmp", filepath.Join(dir, d))
+			}
+		case 6:
+			p := filepath.Join(pick(), protected[rng.IntN(len(protected))])
+			what = "remove protected " + p
+			_ = os.RemoveAll(filepath.Join(dir, p))
+		case 7:
+			// core.hooksPath set, in place, to a directory the tree
+			// already holds (its files become protected).
+			d := pick()
+			what = "hooksPath " + d
+			_ = os.MkdirAll(filepath.Join(dir, "repo/.git"), 0o755)
+			_ = os.WriteFile(filepath.Join(dir, "repo/.git/config"), []byte("[core]\n\thooksPath = ../"+d+"\n"), 0o644)
+		}
+		got := scanOf(t, set, dir, false)
+		fresh := Default()
+		want := scanOf(t, fresh, dir, false)
+		fresh.Close()
+		var missing, extra []string
+		for p := range want.Paths {
+			if _, ok := got.Paths[p]; !ok {
+				missing = append(missing, p)
+			}
+		}
+		for p := range got.Paths {
+			if _, ok := want.Paths[p]; !ok {
+				extra = append(extra, p)
+			}
+		}
+		if len(missing)+len(extra) > 0 {
+			t.Fatalf("step %d (%s): the remembered scan misses %v and has %v beyond a fresh scan", step, what, missing, extra)
+		}
+	}
 }

@@ -188,6 +188,9 @@ func (r *Runner) Close() {
 				r.releaseRuns()
 				r.releaseRuns = nil
 			}
+			// The protected paths' memory of the jail: its descriptors
+			// and its watcher (a later run would walk the jail again).
+			r.o.Protect.Close()
 			return
 		}
 	}
