@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -110,6 +111,9 @@ func (s *Set) Scan(dirfd int, top string, backup bool) (*Snapshot, error) {
 	}
 	done, err := w.fromLastWalk(top)
 	if err == nil && !done {
+		done, err = w.patch(top)
+	}
+	if err == nil && !done {
 		err = w.walk(top)
 	}
 	if err != nil {
@@ -122,7 +126,8 @@ func (s *Set) Scan(dirfd int, top string, backup bool) (*Snapshot, error) {
 		return nil, err
 	}
 	if !done {
-		// (A scan from the last walk keeps every directory it held.)
+		// (A scan from the last walk, or patching it, closes what it
+		// drops itself.)
 		old.release(w.cur)
 	}
 	s.mu.Lock()
@@ -148,6 +153,7 @@ func (w *walker) walk(top string) error {
 	if err := w.dir("", 0, nil, true); err != nil {
 		return err
 	}
+	slices.Sort(w.repos) // as patch finds them
 	hooks := hooksDirs(w.dirfd, top, w.repos)
 	for _, rel := range hooks {
 		if err := w.add(rel, hooksEntry(rel)); err != nil {
@@ -180,6 +186,166 @@ func (w *walker) fromLastWalk(top string) (done bool, err error) {
 	}
 	w.cur.recs, w.cur.complete = w.recs, true
 	return true, nil
+}
+
+// patch is a scan of a tree in which the watcher named a few changed
+// directories (and lost nothing, and watches every directory): it
+// starts from the last walk's directories and lists again only those
+// named, parents first; a subdirectory that appeared is walked, one that
+// went is forgotten with everything beneath it, and one still there is
+// stat'ed to tell it was not replaced. The protected paths are then
+// taken from every directory remembered, without a system call but the
+// stat of each. done false: the tree must be walked (a directory named
+// lies in a protected tree, one could not be read, or the repositories'
+// hooks directories changed).
+func (w *walker) patch(top string) (done bool, err error) {
+	old := w.old
+	if old.watch == nil || w.noTrust || w.changed == nil || !old.complete || old.unwatched != 0 {
+		return false, nil
+	}
+	rels := make([]string, 0, len(w.changed))
+	for rel := range w.changed {
+		if _, ok := old.dirs[rel]; ok {
+			rels = append(rels, rel)
+		}
+	}
+	slices.SortFunc(rels, func(a, b string) int { return depthOf(a) - depthOf(b) })
+	w.cur.dirs, w.cur.held = maps.Clone(old.dirs), old.held
+	w.relisted = map[string]bool{}
+	// undo closes what this attempt opened, before a full walk.
+	undo := func() (bool, error) {
+		for rel, ds := range w.cur.dirs {
+			if ds.fd >= 0 && old.dirs[rel] != ds {
+				unix.Close(ds.fd)
+				ds.fd = -1
+			}
+		}
+		w.cur = &treeCache{dirs: make(map[string]*dirState, len(old.dirs)), files: map[string]Found{}, watch: old.watch}
+		w.recs, w.repos, w.bytes, w.dropped, w.relisted = nil, nil, 0, nil, nil
+		w.snap.Paths = map[string]Found{}
+		return false, nil
+	}
+	for _, rel := range rels {
+		ds := w.cur.dirs[rel]
+		if ds == nil || w.relisted[rel] {
+			continue // forgotten with its parent, or listed already
+		}
+		if ds.tree != "" {
+			return undo()
+		}
+		var st unix.Stat_t
+		if rel == "" {
+			err = unix.Fstat(w.dirfd, &st)
+		} else {
+			err = unix.Fstatat(w.dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW)
+		}
+		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return undo() // its parent, named too, would have said
+		}
+		nds, err := w.list(rel, nil, uint64(st.Dev), st.Ino, st.Ctim.Nano())
+		if err != nil || nds == nil {
+			return undo()
+		}
+		w.replace(rel, nds)
+		was := map[string]bool{}
+		for _, sub := range ds.subdirs {
+			was[sub] = true
+		}
+		for _, sub := range ds.subdirs {
+			if !slices.Contains(nds.subdirs, sub) {
+				w.forget(sub)
+			}
+		}
+		for i, sub := range nds.subdirs {
+			if was[sub] {
+				// Still there: the same directory, or one put in its
+				// place (then walked as new).
+				cds := w.cur.dirs[sub]
+				var cst unix.Stat_t
+				if cds != nil && unix.Fstatat(w.dirfd, sub, &cst, unix.AT_SYMLINK_NOFOLLOW) == nil &&
+					uint64(cst.Dev) == cds.dev && cst.Ino == cds.ino {
+					continue
+				}
+				w.forget(sub)
+			}
+			if err := w.dir(sub, depthOf(sub), nds.subTree[i], false); err != nil {
+				undo()
+				return false, err
+			}
+		}
+	}
+	// The protected paths and repositories of every directory remembered
+	// (those walked above recorded theirs already: started afresh).
+	w.recs, w.repos, w.bytes = nil, nil, 0
+	w.snap.Paths, w.cur.files = map[string]Found{}, map[string]Found{}
+	for rel, ds := range w.cur.dirs {
+		if ds.repo && ds.tree == "" {
+			w.repos = append(w.repos, join(rel, ".git"))
+		}
+		for i, r := range ds.hits {
+			if err := w.record(r, ds.hitEntry[i]); err != nil {
+				undo()
+				return false, err
+			}
+		}
+	}
+	slices.Sort(w.repos)
+	hooks := hooksDirs(w.dirfd, top, w.repos)
+	if !slices.Equal(hooks, old.hooks) {
+		return undo()
+	}
+	for _, rel := range hooks {
+		if err := w.record(rel, hooksEntry(rel)); err != nil {
+			undo()
+			return false, err
+		}
+	}
+	for _, ds := range w.dropped {
+		if ds.fd >= 0 {
+			unix.Close(ds.fd)
+			ds.fd = -1
+			w.cur.held--
+		}
+	}
+	w.cur.repos, w.cur.hooks, w.cur.recs, w.cur.complete = w.repos, hooks, w.recs, true
+	return true, nil
+}
+
+// replace puts ds in the place of the directory rel remembered, which is
+// dropped (its descriptor closed once the patch holds).
+func (w *walker) replace(rel string, ds *dirState) {
+	if prev := w.cur.dirs[rel]; prev != nil && prev != ds {
+		w.dropped = append(w.dropped, prev)
+	}
+	w.cur.dirs[rel] = ds
+	if ds.fd >= 0 {
+		w.cur.held++
+	}
+	if !ds.watched {
+		w.cur.unwatched++
+	}
+	w.relisted[rel] = true
+}
+
+// forget drops the directory rel and everything beneath it that is
+// remembered.
+func (w *walker) forget(rel string) {
+	ds := w.cur.dirs[rel]
+	if ds == nil {
+		return
+	}
+	delete(w.cur.dirs, rel)
+	w.dropped = append(w.dropped, ds)
+	for _, sub := range ds.subdirs {
+		w.forget(sub)
+	}
+}
+
+func depthOf(rel string) int {
+	if rel == "" {
+		return 0
+	}
+	return strings.Count(rel, "/") + 1
 }
 
 // hooksDirs returns the directories in the tree (rel to top) that the
@@ -246,6 +412,9 @@ type treeCache struct {
 	watch *watcher
 	// unwatched counts the directories of dirs without a watch.
 	unwatched int
+	// visited counts the directories the scan that made this visited
+	// (walked, from memory or not): what a patch saves.
+	visited int
 	// What the last complete walk found, for a scan with nothing
 	// changed since (fromLastWalk): the repositories' .git directories,
 	// the hooks directories their configs named, and every protected
@@ -329,6 +498,10 @@ type walker struct {
 	listed   int
 	repos    []string // rel of each .git directory found
 	recs     []recorded
+	// dropped are directories a patch no longer remembers; relisted, the
+	// ones it listed again.
+	dropped  []*dirState
+	relisted map[string]bool
 	// changed holds the directories the watcher saw change since the
 	// last scan; noTrust (the watcher lost events) has every directory
 	// stat'ed.
@@ -392,6 +565,7 @@ func (w *walker) dir(rel string, depth int, inTree *Entry, trusted bool) error {
 // visit records the directory rel as ds and visits its protected
 // entries and subdirectories; unchanged says ds is still what rel holds.
 func (w *walker) visit(rel string, depth int, ds *dirState, inTree *Entry, unchanged bool) error {
+	w.cur.visited++
 	w.cur.dirs[rel] = ds
 	if ds.fd >= 0 {
 		w.cur.held++
@@ -440,6 +614,9 @@ func (w *walker) list(rel string, inTree *Entry, dev, ino uint64, ctime int64) (
 		return nil, nil // unreadable: what is there is unreadable to a tool too
 	}
 	w.listed++
+	if w.relisted != nil {
+		w.relisted[rel] = true
+	}
 	ds := &dirState{fd: -1, dev: dev, ino: ino, ctime: ctime, watched: watched, tree: treeName(inTree)}
 	if rel != "" && w.cur.held < maxHeld {
 		// Keep the directory for the next scan, if it is the one stat saw.

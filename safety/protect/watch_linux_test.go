@@ -3,9 +3,11 @@ package protect
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -174,7 +176,7 @@ func TestRememberedScanMatchesAFreshOne(t *testing.T) {
 			return dirs[rng.IntN(len(dirs))]
 		}
 		var what string
-		switch rng.IntN(8) {
+		switch rng.IntN(9) {
 		case 0, 1:
 			d := filepath.Join(pick(), fmt.Sprintf("n%d", step))
 			what = "mkdir " + d
@@ -202,6 +204,15 @@ func TestRememberedScanMatchesAFreshOne(t *testing.T) {
 			p := filepath.Join(pick(), protected[rng.IntN(len(protected))])
 			what = "remove protected " + p
 			_ = os.RemoveAll(filepath.Join(dir, p))
+		case 8:
+			// A directory removed and made again under the same name,
+			// with a protected file in it: another inode, never watched.
+			d := pick()
+			what = "remade " + d
+			if os.RemoveAll(filepath.Join(dir, d)) == nil {
+				_ = os.MkdirAll(filepath.Join(dir, d), 0o755)
+				_ = os.WriteFile(filepath.Join(dir, d, ".envrc"), []byte("x"), 0o644)
+			}
 		case 7:
 			// core.hooksPath set, in place, to a directory the tree
 			// already holds (its files become protected).
@@ -213,7 +224,13 @@ func TestRememberedScanMatchesAFreshOne(t *testing.T) {
 		got := scanOf(t, set, dir, false)
 		fresh := Default()
 		want := scanOf(t, fresh, dir, false)
+		// And it remembers the directories a fresh walk remembers, no
+		// more (a directory removed is forgotten with what was beneath).
+		gotDirs, wantDirs := slices.Sorted(maps.Keys(treeOf(t, set).dirs)), slices.Sorted(maps.Keys(treeOf(t, fresh).dirs))
 		fresh.Close()
+		if !slices.Equal(gotDirs, wantDirs) {
+			t.Fatalf("step %d (%s): remembers %d directories, a fresh walk %d", step, what, len(gotDirs), len(wantDirs))
+		}
 		var missing, extra []string
 		for p := range want.Paths {
 			if _, ok := got.Paths[p]; !ok {
@@ -227,6 +244,44 @@ func TestRememberedScanMatchesAFreshOne(t *testing.T) {
 		}
 		if len(missing)+len(extra) > 0 {
 			t.Fatalf("step %d (%s): the remembered scan misses %v and has %v beyond a fresh scan", step, what, missing, extra)
+		}
+	}
+}
+
+// TestPatchVisitsOnlyWhatChanged: after a change, the scan of a watched
+// tree visits the changed directories and what appeared beneath them,
+// not the whole tree, whether an entry was made, a directory with
+// subdirectories removed, or one renamed elsewhere; and it finds what a
+// fresh scan finds.
+func TestPatchVisitsOnlyWhatChanged(t *testing.T) {
+	dir := plantTree(t) // 200 source directories and more
+	mk(t, dir, map[string]string{"src/p5/q/deep/er/file": "x", "src/p6/q/.envrc": "x"})
+	set := Default()
+	scanOf(t, set, dir, false)
+	for _, c := range []struct {
+		name   string
+		change func() error
+		most   int
+	}{
+		{"file made", func() error { return os.WriteFile(filepath.Join(dir, "src/p9/q/new"), nil, 0o644) }, 1},
+		{"directory tree removed", func() error { return os.RemoveAll(filepath.Join(dir, "src/p5")) }, 1},
+		{"directory renamed elsewhere", func() error {
+			return os.Rename(filepath.Join(dir, "src/p6"), filepath.Join(dir, "e/f/p6"))
+		}, 4},
+		{"protected file planted", func() error { return os.WriteFile(filepath.Join(dir, "src/p7/q/.mcp.json"), nil, 0o644) }, 1},
+	} {
+		if err := c.change(); err != nil {
+			t.Fatal(err)
+		}
+		got := scanOf(t, set, dir, false)
+		if v := treeOf(t, set).visited; v > c.most {
+			t.Errorf("%s: the scan visited %d directories, want at most %d", c.name, v, c.most)
+		}
+		fresh := Default()
+		want := scanOf(t, fresh, dir, false)
+		fresh.Close()
+		if !maps.EqualFunc(got.Paths, want.Paths, func(a, b Found) bool { return a.Stat == b.Stat }) {
+			t.Errorf("%s: found %v, a fresh scan %v", c.name, slices.Sorted(maps.Keys(got.Paths)), slices.Sorted(maps.Keys(want.Paths)))
 		}
 	}
 }
