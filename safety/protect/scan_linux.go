@@ -566,13 +566,27 @@ func (w *walker) dir(rel string, depth int, inTree *Entry, trusted bool) error {
 // entries and subdirectories; unchanged says ds is still what rel holds.
 func (w *walker) visit(rel string, depth int, ds *dirState, inTree *Entry, unchanged bool) error {
 	w.cur.visited++
+	if prev := w.cur.dirs[rel]; prev != ds {
+		if prev != nil && prev.fd >= 0 {
+			// Visited twice (a hooks directory, plain and as a tree), or
+			// in a patch's copy: the descriptor of the one replaced.
+			switch {
+			case w.old.dirs[rel] != prev: // listed by this scan
+				unix.Close(prev.fd)
+				prev.fd = -1
+				w.cur.held--
+			case w.relisted != nil: // a patch: no release pass after
+				w.dropped = append(w.dropped, prev)
+			}
+		}
+		if ds.fd >= 0 {
+			w.cur.held++
+		}
+		if !ds.watched {
+			w.cur.unwatched++
+		}
+	}
 	w.cur.dirs[rel] = ds
-	if ds.fd >= 0 {
-		w.cur.held++
-	}
-	if !ds.watched {
-		w.cur.unwatched++
-	}
 	if ds.repo && inTree == nil {
 		w.repos = append(w.repos, join(rel, ".git"))
 	}

@@ -285,3 +285,36 @@ func TestPatchVisitsOnlyWhatChanged(t *testing.T) {
 		}
 	}
 }
+
+// TestScansKeepNoDescriptorTheyDropped: scans that list a hooks
+// directory twice (plain, then as the tree core.hooksPath names) and
+// walk the tree again each time (a change inside a protected tree) hold
+// no more descriptors after 30 of them than after the first.
+func TestScansKeepNoDescriptorTheyDropped(t *testing.T) {
+	dir := plantTree(t)
+	mk(t, dir, map[string]string{"repo/.git/config": "[core]\n\thooksPath = ../tools/hooks\n"})
+	set := Default()
+	defer set.Close()
+	open := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	scanOf(t, set, dir, false)
+	before := open()
+	for i := 0; i < 30; i++ {
+		mk(t, dir, map[string]string{"tools/hooks/post-checkout": fmt.Sprint(i)})
+		if err := os.Chmod(filepath.Join(dir, "tools/hooks/post-checkout"), os.FileMode(0o600+i%2*0o100)); err != nil {
+			t.Fatal(err)
+		}
+		snap := scanOf(t, set, dir, false)
+		if _, ok := snap.Paths["tools/hooks/post-checkout"]; !ok {
+			t.Fatal("the hook was not seen")
+		}
+	}
+	if after := open(); after > before+2 {
+		t.Errorf("%d descriptors open after 30 scans, %d after the first", after, before)
+	}
+}
