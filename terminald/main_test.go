@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/bastion-mcp/bastion/safety/mcpkit/mcpkittest"
+	"github.com/bastion-mcp/bastion/safety/testfs"
 )
 
 // bin is the terminald binary built once by TestMain.
@@ -302,13 +303,7 @@ func makeProject(b *testing.B, jail string, dirs int) {
 		files[fmt.Sprintf(".venv/lib/python3.12/site-packages/pkg%d/sub%d/__init__.py", i/50, i%50)] = ""
 	}
 	for rel, data := range files {
-		p := filepath.Join(jail, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			b.Fatal(err)
-		}
+		testfs.Write(b, filepath.Join(jail, rel), data)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bastion-mcp/bastion/safety/internal/fsx"
 )
 
 // A helper serves commands one after another (issue 19). Starting one
@@ -239,44 +241,7 @@ func (h *helper) emptyDirs() bool {
 		}
 		h.shmDir = fd
 	}
-	return dirIsEmpty(h.mqDir) && dirIsEmpty(h.shmDir)
-}
-
-// dirIsEmpty reads the directory fd from its start and reports whether it
-// holds nothing but "." and "..".
-func dirIsEmpty(fd int) bool {
-	if _, err := unix.Seek(fd, 0, 0); err != nil {
-		return false
-	}
-	var buf [512]byte
-	for {
-		n, err := unix.Getdents(fd, buf[:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return false
-		}
-		if n == 0 {
-			return true
-		}
-		for off := 0; off < n; {
-			// struct linux_dirent64: ino (8), off (8), reclen (2), type
-			// (1), then the name, NUL-terminated.
-			reclen := int(*(*uint16)(unsafe.Pointer(&buf[off+16])))
-			if reclen < 20 || off+reclen > n {
-				return false
-			}
-			name := buf[off+19 : off+reclen]
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			if string(name) != "." && string(name) != ".." {
-				return false
-			}
-			off += reclen
-		}
-	}
+	return fsx.DirEmptyAt(h.mqDir) && fsx.DirEmptyAt(h.shmDir)
 }
 
 // clearMqueues unlinks every POSIX message queue of the IPC namespace

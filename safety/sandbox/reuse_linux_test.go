@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bastion-mcp/bastion/safety/internal/fsx"
 )
 
 // leftoverPy is run twice in one kept helper: `leave TOKEN` leaves behind
@@ -327,7 +329,8 @@ func TestSysvInUseCountsWhatIsCreated(t *testing.T) {
 	}
 }
 
-// TestDirIsEmptyReadsAgainFromTheStart checks emptyDirs' shortcut on one
+// TestDirIsEmptyReadsAgainFromTheStart checks emptyDirs' shortcut
+// (fsx.DirEmptyAt) on one
 // kept descriptor, as a kept helper uses it between commands: an entry
 // made after an earlier read is seen (the read starts again from the
 // start), long names and more entries than one read's buffer holds too,
@@ -339,7 +342,7 @@ func TestDirIsEmptyReadsAgainFromTheStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(fd)
-	if !dirIsEmpty(fd) {
+	if !fsx.DirEmptyAt(fd) {
 		t.Fatal("a new directory read as not empty")
 	}
 	for _, names := range [][]string{
@@ -360,7 +363,7 @@ func TestDirIsEmptyReadsAgainFromTheStart(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if dirIsEmpty(fd) {
+		if fsx.DirEmptyAt(fd) {
 			t.Fatalf("%d entries (first %q) read as empty", len(names), names[0])
 		}
 		for _, n := range names {
@@ -368,7 +371,7 @@ func TestDirIsEmptyReadsAgainFromTheStart(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if !dirIsEmpty(fd) {
+		if !fsx.DirEmptyAt(fd) {
 			t.Fatalf("emptied again after %q, read as not empty", names[0])
 		}
 	}
