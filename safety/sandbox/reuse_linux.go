@@ -217,8 +217,8 @@ func sysvIDs(file string) ([]int, bool) {
 }
 
 // emptyDirs reports whether the message queue mount and the view's
-// /dev/shm are both empty, read with two system calls each on
-// descriptors opened at the first clearing and kept: the clearing itself
+// /dev/shm are both empty, read with an lseek and two getdents64 each
+// (fsx.DirEmptyAt) on descriptors opened at the first clearing and kept: the clearing itself
 // (clearMqueues, clearDir) opened, read and closed both through os.File,
 // a third of a kept helper's clearing when nothing was left, which is
 // nearly always. false (something left, or a descriptor or read failed)
