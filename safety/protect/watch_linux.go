@@ -38,6 +38,7 @@ type watcher struct {
 	// lost: the queue overflowed, or an event could not be read, since
 	// the last drain; every directory is looked at again.
 	lost bool
+	buf  []byte // drain's, kept: a scan runs twice per command
 }
 
 // watchMask: what changes a directory's entries or attributes (its own
@@ -104,7 +105,10 @@ func (w *watcher) watch(fd int, rel string) bool {
 // changed (nil: none). After an overflow or a failed read, w.lost is set.
 func (w *watcher) drain() map[string]bool {
 	var changed map[string]bool
-	buf := make([]byte, 64<<10)
+	if w.buf == nil {
+		w.buf = make([]byte, 64<<10)
+	}
+	buf := w.buf
 	for {
 		n, err := unix.Read(w.fd, buf)
 		if err == unix.EINTR {
