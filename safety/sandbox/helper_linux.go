@@ -71,7 +71,7 @@ func helperMain() int {
 		unix.CloseOnExec(idmapFD0 + i)
 	}
 	closeInheritedOnExec(idmapFD0 + len(cfg.Idmapped))
-	h := &helper{cfg: cfg, outFD: -1, errFD: -1, stdinFD: -1, mq: -1, mqDir: -1, shmDir: -1}
+	h := &helper{cfg: cfg, outFD: -1, errFD: -1, stdinFD: -1, mq: -1, mqDir: -1, shmDir: -1, runLimit: runLimit()}
 	if cfg.Probe {
 		_, _ = unix.Write(ctlFD, []byte(`{}`))
 		return 0
@@ -158,6 +158,9 @@ type helper struct {
 	// /dev/shm, opened for reading at the first clearing (emptyDirs), -1
 	// before.
 	mqDir, shmDir int
+	// runLimit is how many commands this helper serves at most (drawn by
+	// runLimit at its start; reuse_linux.go).
+	runLimit int
 
 	mu        sync.Mutex
 	limit     string

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"unsafe"
@@ -48,10 +49,26 @@ import (
 // A helper is not reused after a run that hit a limit, was cancelled or
 // stopped, timed out, had a terminal, stdin or published ports (sessions),
 // with landlock isolation (whose helper shares the host's namespaces), or
-// after maxRuns commands.
+// after its run limit (runLimit).
 
-// maxRuns bounds the commands one helper serves.
-const maxRuns = 256
+// maxRuns is the mean number of commands one helper serves. Each end
+// costs a helper's start (about 13 ms of CPU) on the machine while calls
+// go on, which slows the next two to four calls: at 256, four primed
+// helpers, back to back, made that 1.5-2% of the calls (the p99). A
+// helper's own memory levels off after a few hundred commands (about
+// 5 MB anonymous, the Go runtime's first heap target), so a longer life
+// holds no more.
+const maxRuns = 1024
+
+// runLimit draws how many commands a new helper serves: between maxRuns/2
+// and 3*maxRuns/2, uniformly. Helpers prepared together serve alternately,
+// so a fixed limit had every one of them end within the same few calls
+// (with 256: the 1,021st to 1,026th of a server with four primed pairs,
+// 3-14 ms each where the others took 1.5 ms, each such call starting a
+// helper on the request path or sharing the CPUs with one starting);
+// drawn, they end one at a time, hundreds of calls apart, and another is
+// prepared off the request path meanwhile.
+func runLimit() int { return maxRuns/2 + rand.IntN(maxRuns+1) }
 
 // setupReuse makes what resetForNext needs: a detached mount of the IPC
 // namespace's message queue file system (never attached to the view: the
@@ -92,7 +109,7 @@ func (h *helper) reusable(r helperResult, runs int) bool {
 	h.mu.Lock()
 	cancelled := h.cancelled
 	h.mu.Unlock()
-	return h.cfg.Isolation == IsolationNamespaces && h.mq >= 0 && runs < maxRuns &&
+	return h.cfg.Isolation == IsolationNamespaces && h.mq >= 0 && runs < h.runLimit &&
 		r.Started && r.Limit == "" && !r.Cancelled && !cancelled &&
 		!h.run.TTY && !h.run.Stdin && !h.run.Publish
 }

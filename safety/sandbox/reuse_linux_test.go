@@ -423,3 +423,37 @@ func TestChildrenLeftSeesRunningAndUnreapedChildren(t *testing.T) {
 		t.Fatal("children left once both were reaped")
 	}
 }
+
+// TestHelpersEndAfterTheirOwnDrawnRunLimit: a helper serves commands up to
+// its own limit and no further (reusable), and the limits drawn for new
+// helpers spread over maxRuns/2..3*maxRuns/2 rather than all being one
+// number: helpers prepared together, which serve alternately, would
+// otherwise all end within the same few calls, each starting a helper on
+// the request path.
+func TestHelpersEndAfterTheirOwnDrawnRunLimit(t *testing.T) {
+	h := &helper{cfg: helperConfig{Isolation: IsolationNamespaces}, mq: 0, runLimit: 3}
+	ended := helperResult{Started: true}
+	if !h.reusable(ended, 2) {
+		t.Fatal("a helper below its run limit was not kept")
+	}
+	if h.reusable(ended, 3) {
+		t.Fatal("a helper that served its run limit was kept")
+	}
+	seen := map[int]bool{}
+	sum := 0
+	const n = 4000
+	for range n {
+		l := runLimit()
+		if l < maxRuns/2 || l > 3*maxRuns/2 {
+			t.Fatalf("run limit %d outside %d..%d", l, maxRuns/2, 3*maxRuns/2)
+		}
+		seen[l] = true
+		sum += l
+	}
+	if len(seen) < maxRuns/2 {
+		t.Fatalf("only %d distinct run limits in %d draws", len(seen), n)
+	}
+	if mean := float64(sum) / n; mean < maxRuns*0.9 || mean > maxRuns*1.1 {
+		t.Fatalf("mean run limit %.1f, want about %d", mean, maxRuns)
+	}
+}
