@@ -128,8 +128,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // announce logs that terminald is ready, with what it runs under, and
-// warns about commands without kernel confinement and allowlisted
-// commands that cannot run.
+// warns about commands without kernel confinement, allowlisted commands
+// that cannot run, and a jail or state directory under /dev/shm (every
+// command then starts its own helper: sandbox.UnderViewShm).
 func announce(logger *slog.Logger, t config.Terminal, rt config.TerminalRuntime, srv *terminal.Server, jailRoot, logPath string) {
 	logger.Info("terminald ready", "version", version, "jail_root", jailRoot, "confinement", srv.Confinement(),
 		"profile", t.EffectiveProfile(), "network", string(rt.Net), "audit", logPath, "state", rt.StateDir,
@@ -139,6 +140,12 @@ func announce(logger *slog.Logger, t config.Terminal, rt config.TerminalRuntime,
 	}
 	for _, u := range t.Unrunnable() {
 		logger.Warn(u.Why)
+	}
+	if strings.HasPrefix(srv.Confinement(), "namespaces") {
+		for _, p := range sandbox.UnderViewShm(jailRoot, rt.StateDir) {
+			logger.Warn("under "+sandbox.ViewShm+": no sandbox helper can be kept between commands, so every command starts its own "+
+				"(about 7 ms more per command); keep the jail and state_dir out of "+sandbox.ViewShm, "path", p)
+		}
 	}
 	for _, why := range rt.GitIdentitySkipped {
 		logger.Warn("[terminal.sandbox] git_identity = true but " + why + ": git commit in the sandbox cannot use it (set it with git config --global on this machine)")

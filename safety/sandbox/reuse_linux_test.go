@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -455,5 +456,26 @@ func TestHelpersEndAfterTheirOwnDrawnRunLimit(t *testing.T) {
 	}
 	if mean := float64(sum) / n; mean < maxRuns*0.9 || mean > maxRuns*1.1 {
 		t.Fatalf("mean run limit %.1f, want about %d", mean, maxRuns)
+	}
+}
+
+// TestUnderViewShmNamesPathsBeneathIt: a path under /dev/shm, directly or
+// through a symbolic link, is named (the server warns that no helper can
+// be kept for it); a sibling whose name merely starts the same, another
+// tmpfs or an empty path is not.
+func TestUnderViewShmNamesPathsBeneathIt(t *testing.T) {
+	shm, err := os.MkdirTemp(ViewShm, "jail-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(shm)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(shm, link); err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir()
+	got := UnderViewShm(shm, "", other, "/dev/shmx/jail", link, ViewShm)
+	if want := []string{shm, shm, ViewShm}; !slices.Equal(got, want) {
+		t.Fatalf("UnderViewShm = %q, want %q", got, want)
 	}
 }

@@ -947,3 +947,29 @@ func (c *proc) wait() (*os.ProcessState, error) {
 	c.state = st
 	return st, err
 }
+
+// ViewShm is the directory every view gives the command as its own
+// shared-memory tmpfs, emptied between the commands a kept helper serves.
+const ViewShm = "/dev/shm"
+
+// UnderViewShm returns those of paths (a jail, the state directory) that
+// lie under ViewShm once their symbolic links are resolved. Such a path is
+// mounted at its own name in the view, so the view's /dev/shm holds its
+// mount points, which a kept helper cannot remove: no helper is kept
+// (helper.resetForNext) and every command starts its own, about 7 ms more
+// per command on a 2-vCPU machine. The server warns at start.
+func UnderViewShm(paths ...string) []string {
+	var under []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		if p = filepath.Clean(p); p == ViewShm || strings.HasPrefix(p, ViewShm+"/") {
+			under = append(under, p)
+		}
+	}
+	return under
+}
